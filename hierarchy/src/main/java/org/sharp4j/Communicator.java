@@ -1,0 +1,359 @@
+package org.sharp4j;
+
+import java.nio.ByteBuffer;
+import org.sharp4j.bootstrap.Bootstrap;
+import org.sharp4j.coll.Engine;
+import org.sharp4j.coll.Payload;
+import org.sharp4j.topology.Topology;
+import org.sharp4j.tuning.Collective;
+
+/**
+ * A group of ranks that run Allreduce, Reduce and Barrier together: sharp4j's counterpart of an
+ * MPI intra-communicator. Create one with {@link Sharp4j#init()} (or {@link Sharp4j#create}); every
+ * rank must call the same collectives in the same order, as in MPI.
+ *
+ * <p>Data: Java arrays ({@code int[]}, {@code long[]}, {@code float[]}, {@code double[]}) with element
+ * offsets, direct ByteBuffers with element offsets (absolute: position and limit are ignored, data
+ * is read in native byte order), or the rank's {@link SharedBuffer} (zero copy-in). In-place
+ * variants take one buffer. Every argument is checked before any shared state is touched; a bad
+ * one throws {@link IllegalArgumentException} (or {@link NullPointerException} for a null
+ * buffer) naming it. Ranks that disagree on count, type, op or root get an
+ * {@link ArgumentMismatchException} on every rank; a dead or stuck peer a
+ * {@link PeerFailureException} after {@code sharp4j.timeout}.
+ *
+ * <p>One thread at a time may call a communicator. Closing it releases its shared memory.
+ */
+public final class Communicator implements AutoCloseable {
+    private final Engine engine;
+    private final Bootstrap bootstrap;
+    private final boolean ownsBootstrap;
+    private final Payload src;
+    private final Payload dst;
+    private SharedBuffer shared;
+    private boolean closed;
+
+    Communicator(Engine engine, Bootstrap bootstrap, boolean ownsBootstrap) {
+        this.engine = engine;
+        this.bootstrap = bootstrap;
+        this.ownsBootstrap = ownsBootstrap;
+        this.src = engine.src;
+        this.dst = engine.dst;
+    }
+
+    public int rank() {
+        return engine.rank();
+    }
+
+    public int size() {
+        return engine.size();
+    }
+
+    /** Nodes, sockets and leaders as this communicator sees them. */
+    public Topology topology() {
+        return engine.topology();
+    }
+
+    /** Name of the inter-node step in use ("none (one node)" for a single node). */
+    public String interNode() {
+        return engine.interNodeName();
+    }
+
+    /** The underlying engine (algorithm selection and diagnostics; not a stable API). */
+    public Engine engine() {
+        return engine;
+    }
+
+    /** Returns once every rank has called it (paper 004 IV-D: gather flags up, release flags down). */
+    public void barrier() {
+        checkOpen();
+        src.none();
+        dst.none();
+        engine.run(Collective.BARRIER, null, null, 0, 0);
+    }
+
+    /** Allreduce of {@code count} ints: {@code recv[recvOff..]} = op over all ranks of {@code send[sendOff..]}. */
+    public void allreduce(int[] send, int sendOff, int[] recv, int recvOff, int count, Op op) {
+        arrays(Collective.ALLREDUCE, send, sendOff, recv, recvOff, count, DataType.INT, op, 0, false);
+    }
+
+    /** Allreduce of all of {@code send} into {@code recv}. */
+    public void allreduce(int[] send, int[] recv, Op op) {
+        arrays(Collective.ALLREDUCE, send, 0, recv, 0, send == null ? 0 : send.length, DataType.INT, op, 0, false);
+    }
+
+    /** In-place allreduce of {@code buf[off, off+count)}. */
+    public void allreduce(int[] buf, int off, int count, Op op) {
+        arrays(Collective.ALLREDUCE, buf, off, buf, off, count, DataType.INT, op, 0, true);
+    }
+
+    /** Reduce to {@code root}; {@code recv} is used only on the root (may be null elsewhere). */
+    public void reduce(int[] send, int sendOff, int[] recv, int recvOff, int count, Op op, int root) {
+        arrays(Collective.REDUCE, send, sendOff, recv, recvOff, count, DataType.INT, op, root, false);
+    }
+
+    /** In-place reduce: the root's {@code buf[off, off+count)} gets the result; other ranks' data is unchanged. */
+    public void reduce(int[] buf, int off, int count, Op op, int root) {
+        arrays(Collective.REDUCE, buf, off, buf, off, count, DataType.INT, op, root, true);
+    }
+
+    /** Allreduce of {@code count} longs: {@code recv[recvOff..]} = op over all ranks of {@code send[sendOff..]}. */
+    public void allreduce(long[] send, int sendOff, long[] recv, int recvOff, int count, Op op) {
+        arrays(Collective.ALLREDUCE, send, sendOff, recv, recvOff, count, DataType.LONG, op, 0, false);
+    }
+
+    /** Allreduce of all of {@code send} into {@code recv}. */
+    public void allreduce(long[] send, long[] recv, Op op) {
+        arrays(Collective.ALLREDUCE, send, 0, recv, 0, send == null ? 0 : send.length, DataType.LONG, op, 0, false);
+    }
+
+    /** In-place allreduce of {@code buf[off, off+count)}. */
+    public void allreduce(long[] buf, int off, int count, Op op) {
+        arrays(Collective.ALLREDUCE, buf, off, buf, off, count, DataType.LONG, op, 0, true);
+    }
+
+    /** Reduce to {@code root}; {@code recv} is used only on the root (may be null elsewhere). */
+    public void reduce(long[] send, int sendOff, long[] recv, int recvOff, int count, Op op, int root) {
+        arrays(Collective.REDUCE, send, sendOff, recv, recvOff, count, DataType.LONG, op, root, false);
+    }
+
+    /** In-place reduce: the root's {@code buf[off, off+count)} gets the result; other ranks' data is unchanged. */
+    public void reduce(long[] buf, int off, int count, Op op, int root) {
+        arrays(Collective.REDUCE, buf, off, buf, off, count, DataType.LONG, op, root, true);
+    }
+
+    /** Allreduce of {@code count} floats: {@code recv[recvOff..]} = op over all ranks of {@code send[sendOff..]}. */
+    public void allreduce(float[] send, int sendOff, float[] recv, int recvOff, int count, Op op) {
+        arrays(Collective.ALLREDUCE, send, sendOff, recv, recvOff, count, DataType.FLOAT, op, 0, false);
+    }
+
+    /** Allreduce of all of {@code send} into {@code recv}. */
+    public void allreduce(float[] send, float[] recv, Op op) {
+        arrays(Collective.ALLREDUCE, send, 0, recv, 0, send == null ? 0 : send.length, DataType.FLOAT, op, 0, false);
+    }
+
+    /** In-place allreduce of {@code buf[off, off+count)}. */
+    public void allreduce(float[] buf, int off, int count, Op op) {
+        arrays(Collective.ALLREDUCE, buf, off, buf, off, count, DataType.FLOAT, op, 0, true);
+    }
+
+    /** Reduce to {@code root}; {@code recv} is used only on the root (may be null elsewhere). */
+    public void reduce(float[] send, int sendOff, float[] recv, int recvOff, int count, Op op, int root) {
+        arrays(Collective.REDUCE, send, sendOff, recv, recvOff, count, DataType.FLOAT, op, root, false);
+    }
+
+    /** In-place reduce: the root's {@code buf[off, off+count)} gets the result; other ranks' data is unchanged. */
+    public void reduce(float[] buf, int off, int count, Op op, int root) {
+        arrays(Collective.REDUCE, buf, off, buf, off, count, DataType.FLOAT, op, root, true);
+    }
+
+    /** Allreduce of {@code count} doubles: {@code recv[recvOff..]} = op over all ranks of {@code send[sendOff..]}. */
+    public void allreduce(double[] send, int sendOff, double[] recv, int recvOff, int count, Op op) {
+        arrays(Collective.ALLREDUCE, send, sendOff, recv, recvOff, count, DataType.DOUBLE, op, 0, false);
+    }
+
+    /** Allreduce of all of {@code send} into {@code recv}. */
+    public void allreduce(double[] send, double[] recv, Op op) {
+        arrays(Collective.ALLREDUCE, send, 0, recv, 0, send == null ? 0 : send.length, DataType.DOUBLE, op, 0, false);
+    }
+
+    /** In-place allreduce of {@code buf[off, off+count)}. */
+    public void allreduce(double[] buf, int off, int count, Op op) {
+        arrays(Collective.ALLREDUCE, buf, off, buf, off, count, DataType.DOUBLE, op, 0, true);
+    }
+
+    /** Reduce to {@code root}; {@code recv} is used only on the root (may be null elsewhere). */
+    public void reduce(double[] send, int sendOff, double[] recv, int recvOff, int count, Op op, int root) {
+        arrays(Collective.REDUCE, send, sendOff, recv, recvOff, count, DataType.DOUBLE, op, root, false);
+    }
+
+    /** In-place reduce: the root's {@code buf[off, off+count)} gets the result; other ranks' data is unchanged. */
+    public void reduce(double[] buf, int off, int count, Op op, int root) {
+        arrays(Collective.REDUCE, buf, off, buf, off, count, DataType.DOUBLE, op, root, true);
+    }
+
+    /** Allreduce on direct buffers; offsets and count in elements of {@code type}. */
+    public void allreduce(ByteBuffer send, int sendOff, ByteBuffer recv, int recvOff, int count, DataType type, Op op) {
+        buffers(Collective.ALLREDUCE, send, sendOff, recv, recvOff, count, type, op, 0, false);
+    }
+
+    /** In-place allreduce on a direct buffer. */
+    public void allreduce(ByteBuffer buf, int off, int count, DataType type, Op op) {
+        buffers(Collective.ALLREDUCE, buf, off, buf, off, count, type, op, 0, true);
+    }
+
+    /** Reduce on direct buffers to {@code root}; {@code recv} is used only on the root (may be null elsewhere). */
+    public void reduce(ByteBuffer send, int sendOff, ByteBuffer recv, int recvOff, int count, DataType type, Op op, int root) {
+        buffers(Collective.REDUCE, send, sendOff, recv, recvOff, count, type, op, root, false);
+    }
+
+    /** In-place reduce on a direct buffer: the root's buffer gets the result. */
+    public void reduce(ByteBuffer buf, int off, int count, DataType type, Op op, int root) {
+        buffers(Collective.REDUCE, buf, off, buf, off, count, type, op, root, true);
+    }
+
+    /**
+     * This rank's buffer in shared memory ({@code sharp4j.shared.bytes}, default 1 MiB). Collectives
+     * on it skip the copy-in: the tree reads leaves' data in place, the tiled algorithm every rank's.
+     */
+    public SharedBuffer sharedBuffer() {
+        checkOpen();
+        if (shared == null) {
+            shared = new SharedBuffer(this, engine.sharedView());
+        }
+        return shared;
+    }
+
+    /** In-place allreduce of the first {@code count} elements of this rank's shared buffer. */
+    public void allreduce(SharedBuffer buf, int count, DataType type, Op op) {
+        sharedCall(Collective.ALLREDUCE, buf, count, type, op, 0);
+    }
+
+    /** Reduce of the shared buffers' first {@code count} elements; the root's shared buffer gets the result. */
+    public void reduce(SharedBuffer buf, int count, DataType type, Op op, int root) {
+        sharedCall(Collective.REDUCE, buf, count, type, op, root);
+    }
+
+    private void sharedCall(Collective kind, SharedBuffer buf, int count, DataType type, Op op, int root) {
+        checkOpen();
+        if (buf == null) {
+            throw new NullPointerException("shared buffer is null");
+        }
+        if (buf.owner() != this) {
+            throw new IllegalArgumentException("shared buffer belongs to another communicator");
+        }
+        checkCommon(kind, count, type, op, root);
+        if ((long) count * type.size > buf.capacity()) {
+            throw new IllegalArgumentException("shared buffer too short: " + count + " " + type + " elements need "
+                    + (long) count * type.size + " bytes, it has " + buf.capacity() + " (sharp4j.shared.bytes)");
+        }
+        engine.useShared(src);
+        engine.useShared(dst);
+        if (kind == Collective.REDUCE && rank() != root) {
+            dst.none();
+        }
+        engine.run(kind, type, op, root, count);
+    }
+
+    private void arrays(Collective kind, Object send, int sendOff, Object recv, int recvOff, int count, DataType type, Op op,
+            int root, boolean inPlace) {
+        checkOpen();
+        checkCommon(kind, count, type, op, root);
+        boolean needRecv = kind == Collective.ALLREDUCE || rank() == root;
+        if (send == null) {
+            throw new NullPointerException(inPlace ? "buffer is null" : "send buffer is null");
+        }
+        checkRange(inPlace ? "buffer" : "send buffer", java.lang.reflect.Array.getLength(send), sendOff, count);
+        if (needRecv && !inPlace) {
+            if (recv == null) {
+                throw new NullPointerException(kind == Collective.REDUCE ? "recv buffer is null on the root" : "recv buffer is null");
+            }
+            checkRange("recv buffer", java.lang.reflect.Array.getLength(recv), recvOff, count);
+        }
+        src.array(send, sendOff);
+        if (needRecv) {
+            dst.array(recv, recvOff);
+        } else {
+            dst.none();
+        }
+        engine.run(kind, type, op, root, count);
+    }
+
+    private void buffers(Collective kind, ByteBuffer send, int sendOff, ByteBuffer recv, int recvOff, int count, DataType type,
+            Op op, int root, boolean inPlace) {
+        checkOpen();
+        checkCommon(kind, count, type, op, root);
+        boolean needRecv = kind == Collective.ALLREDUCE || rank() == root;
+        checkBuffer(inPlace ? "buffer" : "send buffer", send, sendOff, count, type, false);
+        if (needRecv && !inPlace) {
+            checkBuffer("recv buffer", recv, recvOff, count, type, true);
+        } else if (needRecv) {
+            checkBuffer("buffer", send, sendOff, count, type, true);
+        }
+        src.buffer(send, sendOff);
+        if (needRecv) {
+            dst.buffer(recv, recvOff);
+        } else {
+            dst.none();
+        }
+        engine.run(kind, type, op, root, count);
+    }
+
+    private void checkCommon(Collective kind, int count, DataType type, Op op, int root) {
+        if (type == null) {
+            throw new NullPointerException("data type is null");
+        }
+        if (op == null) {
+            throw new NullPointerException("op is null");
+        }
+        if (!op.validFor(type)) {
+            throw new IllegalArgumentException("op " + op + " is not defined for " + type + " (bitwise and logical ops take INT or LONG)");
+        }
+        if (count < 0) {
+            throw new IllegalArgumentException("count must be >= 0, got " + count);
+        }
+        if ((long) count * type.size > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("count " + count + " of " + type + " exceeds 2 GiB per call");
+        }
+        if (kind == Collective.REDUCE && (root < 0 || root >= size())) {
+            throw new IllegalArgumentException("root " + root + " out of range [0, " + size() + ")");
+        }
+    }
+
+    private static void checkRange(String what, int length, int off, int count) {
+        if (off < 0) {
+            throw new IllegalArgumentException(what + ": negative offset " + off);
+        }
+        if ((long) off + count > length) {
+            throw new IllegalArgumentException(what + " too short: offset " + off + " + count " + count + " > length " + length);
+        }
+    }
+
+    private static void checkBuffer(String what, ByteBuffer b, int off, int count, DataType type, boolean written) {
+        if (b == null) {
+            throw new NullPointerException(what + " is null");
+        }
+        if (!b.isDirect()) {
+            throw new IllegalArgumentException(what + " must be a direct ByteBuffer (ByteBuffer.allocateDirect), or pass an array");
+        }
+        if (written && b.isReadOnly()) {
+            throw new IllegalArgumentException(what + " is read-only");
+        }
+        if (off < 0) {
+            throw new IllegalArgumentException(what + ": negative offset " + off);
+        }
+        long end = ((long) off + count) * type.size;
+        if (end > b.limit()) {
+            throw new IllegalArgumentException(what + " too short: elements [" + off + ", " + (off + (long) count) + ") of "
+                    + type + " need " + end + " bytes, limit is " + b.limit());
+        }
+    }
+
+    /**
+     * Gives up on the job: peers waiting for this rank in a collective fail promptly with a
+     * {@link PeerFailureException} naming it, rather than at the timeout (MPI_Abort without the
+     * exit). This communicator is unusable afterwards.
+     */
+    public void abort(String reason) {
+        if (!closed) {
+            engine.abort(reason);
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("communicator is closed");
+        }
+    }
+
+    /** Releases this rank's shared memory (and the bootstrap, if the communicator made it). Local: no synchronisation. */
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            engine.close();
+            if (ownsBootstrap) {
+                bootstrap.close();
+            }
+        }
+    }
+}

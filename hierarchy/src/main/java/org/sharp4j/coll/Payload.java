@@ -1,0 +1,115 @@
+package org.sharp4j.coll;
+
+import java.nio.ByteBuffer;
+import org.sharp4j.DataType;
+
+/**
+ * A user's side of a collective (input or output): a Java array, a direct ByteBuffer, the rank's
+ * shared buffer inside the segment, or nothing. One mutable instance per role per communicator,
+ * set before each call, so the hot path allocates nothing.
+ *
+ * <p>Copies go through absolute bulk operations ({@code DoubleBuffer.put(int, double[], int, int)},
+ * {@code ByteBuffer.put(int, ByteBuffer, int, int)}, Java 16+): a memcpy, no views created.
+ */
+public final class Payload {
+    static final int NONE = 0;
+    static final int ARRAY = 1;
+    static final int BUFFER = 2;
+    static final int SHARED = 3;
+
+    int kind;
+    Object array;
+    ByteBuffer buffer;
+    /** Element offset into the array or buffer, or into the shared buffer. */
+    int off;
+    /** For SHARED: the level holding the rank's shared buffer and its byte offset there. */
+    ShmLevel sharedLevel;
+    int sharedOff;
+
+    public void none() {
+        kind = NONE;
+        array = null;
+        buffer = null;
+    }
+
+    public void array(Object a, int elementOffset) {
+        kind = ARRAY;
+        array = a;
+        buffer = null;
+        off = elementOffset;
+    }
+
+    public void buffer(ByteBuffer b, int elementOffset) {
+        kind = BUFFER;
+        array = null;
+        buffer = b;
+        off = elementOffset;
+    }
+
+    void shared(ShmLevel level, int byteOff) {
+        kind = SHARED;
+        array = null;
+        buffer = null;
+        off = 0;
+        sharedLevel = level;
+        sharedOff = byteOff;
+    }
+
+    boolean isShared() {
+        return kind == SHARED;
+    }
+
+    /** user[first, first+count) -> segment at {@code segOff}. */
+    void copyIn(ShmLevel lvl, int segOff, DataType t, int first, int count) {
+        if (count == 0) {
+            return;
+        }
+        int at = off + first;
+        switch (kind) {
+            case ARRAY:
+                switch (t) {
+                    case DOUBLE: lvl.doubles.put(segOff >> 3, (double[]) array, at, count); break;
+                    case LONG: lvl.longs.put(segOff >> 3, (long[]) array, at, count); break;
+                    case FLOAT: lvl.floats.put(segOff >> 2, (float[]) array, at, count); break;
+                    case INT: lvl.ints.put(segOff >> 2, (int[]) array, at, count); break;
+                    default: throw new AssertionError(t);
+                }
+                break;
+            case BUFFER:
+                lvl.buf.put(segOff, buffer, at * t.size, count * t.size);
+                break;
+            case SHARED:
+                ShmLevel.copy(lvl.buf, segOff, sharedLevel.buf, sharedOff + first * t.size, count * t.size);
+                break;
+            default:
+                throw new IllegalStateException("no input buffer");
+        }
+    }
+
+    /** segment at {@code segOff} -> user[first, first+count). */
+    void copyOut(ShmLevel lvl, int segOff, DataType t, int first, int count) {
+        if (count == 0) {
+            return;
+        }
+        int at = off + first;
+        switch (kind) {
+            case ARRAY:
+                switch (t) {
+                    case DOUBLE: lvl.doubles.get(segOff >> 3, (double[]) array, at, count); break;
+                    case LONG: lvl.longs.get(segOff >> 3, (long[]) array, at, count); break;
+                    case FLOAT: lvl.floats.get(segOff >> 2, (float[]) array, at, count); break;
+                    case INT: lvl.ints.get(segOff >> 2, (int[]) array, at, count); break;
+                    default: throw new AssertionError(t);
+                }
+                break;
+            case BUFFER:
+                buffer.put(at * t.size, lvl.buf, segOff, count * t.size);
+                break;
+            case SHARED:
+                ShmLevel.copy(sharedLevel.buf, sharedOff + first * t.size, lvl.buf, segOff, count * t.size);
+                break;
+            default:
+                break; // no output on this rank
+        }
+    }
+}

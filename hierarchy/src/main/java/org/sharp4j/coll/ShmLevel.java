@@ -1,0 +1,253 @@
+package org.sharp4j.coll;
+
+import java.nio.ByteBuffer;
+import java.nio.DoubleBuffer;
+import java.nio.FloatBuffer;
+import java.nio.IntBuffer;
+import java.nio.LongBuffer;
+import org.sharp4j.DataType;
+import org.sharp4j.Op;
+import org.sharp4j.Sharp4jException;
+import org.sharp4j.shm.Flags;
+import org.sharp4j.shm.Segment;
+import org.sharp4j.shm.Waiter;
+
+/**
+ * One level of the hierarchy in one shared-memory segment: the ranks of a socket (phases 1 and
+ * 5), the socket leaders of a node (phases 2 and 4), or the node leaders of simulated nodes on
+ * one host (phase 3 in shared memory). Member 0 is the level's root.
+ *
+ * <h2>Layout</h2>
+ * <pre>
+ *   [0, 4096)          header: magic, members, slot bytes, shared bytes, progress lines; abort word
+ *   ctl[set][m]        128 B control block per member and set (set = seq mod 2):
+ *                        line 0: +0 state  +8 desc  +16 status  +24..64 inline data (40 B)
+ *                        line 1: +64 mismatch desc A  +72 mismatch desc B (error path only)
+ *   progress[j]        128 B per local rank: +0 pid, +8 last collective entered (diagnostics)
+ *   slot[set][m]       slotBytes per member and set, page aligned
+ *   result[set]        slotBytes per set: the tiled algorithm's reduce-scatter output
+ *   shared[m]          sharedBytes per member: users' zero-copy buffers
+ * </pre>
+ *
+ * <h2>Protocol</h2>
+ * Every word has one writer: a member writes only its own control blocks, slot and tile of the
+ * result. {@code state = seq << 2 | stage} only grows (stages ARRIVED &lt; TILED &lt; RELEASED), so a
+ * reader waits for {@code state >= target} and never needs a reset. A control block is 128 B
+ * so that adjacent-line prefetch never pairs two writers' lines; data up to 40 B travels inline,
+ * in the same line as the flag: one cache-line transfer per step.
+ *
+ * <h2>Reuse</h2>
+ * Sets alternate with the sequence number. Every collective ends with a release that the root
+ * sends only after all members arrived, and members arrive at call n+1 only after finishing call
+ * n; so when a member writes set (n+2) mod 2 all readers of its call-n data are done. The release
+ * of call n+1 is the acknowledgment of call n: back-to-back collectives need no extra barrier.
+ */
+public final class ShmLevel {
+    static final int MAGIC = 0x53344A4C; // "S4JL"
+    static final int HEADER = 4096;
+    static final int H_MAGIC = 0;
+    static final int H_MEMBERS = 4;
+    static final int H_SLOT = 8;
+    static final int H_SHARED = 12;
+    static final int H_PROGRESS = 16;
+    /** Abort word: rank+1 of the first rank that gave up on the job (slow path only). */
+    static final int H_ABORT = 64;
+
+    public static final int CTL = 128;
+    static final int STATE = 0;
+    static final int DESC = 8;
+    static final int STATUS = 16;
+    public static final int INLINE = 24;
+    public static final int INLINE_BYTES = 40;
+    static final int ERR_A = 64;
+    static final int ERR_B = 72;
+
+    static final int ARRIVED = 1;
+    static final int TILED = 2;
+    static final int RELEASED = 3;
+
+    static final int PAGE = 4096;
+
+    final Segment segment;
+    final ByteBuffer buf;
+    final IntBuffer ints;
+    final LongBuffer longs;
+    final FloatBuffer floats;
+    final DoubleBuffer doubles;
+    /** Number of members; member 0 is the root. */
+    final int members;
+    /** This rank's member index, or -1 when it only maps the level (to read results). */
+    final int me;
+    /** Global rank of every member, for error messages and failure probes. */
+    final int[] ranks;
+    final int[] children;
+    final int slotBytes;
+    final int sharedBytes;
+    final int progressLines;
+    private final int ctlBase;
+    private final int progressBase;
+    private final int slotBase;
+    private final int resultBase;
+    private final int sharedBase;
+
+    ShmLevel(Segment segment, int members, int me, int[] ranks, int radix, int slotBytes, int sharedBytes, int progressLines) {
+        this.segment = segment;
+        this.buf = segment.buffer();
+        this.members = members;
+        this.me = me;
+        this.ranks = ranks.clone();
+        this.children = me >= 0 ? KnomialTree.children(me, members, radix) : new int[0];
+        this.slotBytes = slotBytes;
+        this.sharedBytes = sharedBytes;
+        this.progressLines = progressLines;
+        this.ctlBase = HEADER;
+        this.progressBase = ctlBase + 2 * members * CTL;
+        this.slotBase = roundUp(progressBase + progressLines * CTL, PAGE);
+        this.resultBase = slotBase + 2 * members * slotBytes;
+        this.sharedBase = resultBase + 2 * slotBytes;
+        long need = size(members, slotBytes, sharedBytes, progressLines);
+        if (segment.size() != need) {
+            throw new Sharp4jException("segment " + segment.path() + " has " + segment.size() + " bytes, layout needs " + need);
+        }
+        ByteBuffer b = buf.duplicate().order(buf.order());
+        ints = b.asIntBuffer();
+        longs = b.asLongBuffer();
+        floats = b.asFloatBuffer();
+        doubles = b.asDoubleBuffer();
+    }
+
+    static int roundUp(int v, int a) {
+        return (v + a - 1) / a * a;
+    }
+
+    /** Bytes of a segment for this layout; slot and shared sizes must be page multiples. */
+    static long size(int members, int slotBytes, int sharedBytes, int progressLines) {
+        long progressBase = HEADER + 2L * members * CTL;
+        long slotBase = (progressBase + (long) progressLines * CTL + PAGE - 1) / PAGE * PAGE;
+        return slotBase + 2L * members * slotBytes + 2L * slotBytes + (long) members * sharedBytes;
+    }
+
+    /** Bytes the creator first-touches: header, control blocks, progress lines, slots, result (not the users' shared buffers). */
+    static long touchBytes(int members, int slotBytes, int progressLines) {
+        return size(members, slotBytes, 0, progressLines);
+    }
+
+    void writeHeader() {
+        buf.putInt(H_MEMBERS, members);
+        buf.putInt(H_SLOT, slotBytes);
+        buf.putInt(H_SHARED, sharedBytes);
+        buf.putInt(H_PROGRESS, progressLines);
+        Flags.volatileSet(buf, H_ABORT, 0);
+        buf.putInt(H_MAGIC, MAGIC);
+    }
+
+    void checkHeader() {
+        if (buf.getInt(H_MAGIC) != MAGIC || buf.getInt(H_MEMBERS) != members || buf.getInt(H_SLOT) != slotBytes
+                || buf.getInt(H_SHARED) != sharedBytes || buf.getInt(H_PROGRESS) != progressLines) {
+            throw new Sharp4jException("segment " + segment.path() + " does not match this rank's layout (members "
+                    + members + ", slot " + slotBytes + " B, shared " + sharedBytes
+                    + " B): ranks were started with different sharp4j settings");
+        }
+    }
+
+    int ctl(int set, int m) {
+        return ctlBase + (set * members + m) * CTL;
+    }
+
+    int slot(int set, int m) {
+        return slotBase + (set * members + m) * slotBytes;
+    }
+
+    int result(int set) {
+        return resultBase + set * slotBytes;
+    }
+
+    int shared(int m) {
+        return sharedBase + m * sharedBytes;
+    }
+
+    int progress(int localIndex) {
+        return progressBase + localIndex * CTL;
+    }
+
+    static long enc(long seq, int stage) {
+        return seq << 2 | stage;
+    }
+
+    /** Where member {@code m}'s data of {@code bytes} lives in {@code set} (inline or slot). */
+    int dataOff(int set, int m, int bytes) {
+        return bytes <= INLINE_BYTES ? ctl(set, m) + INLINE : slot(set, m);
+    }
+
+    /**
+     * Waits for each child's arrival in fold order, checks its call signature and folds its data
+     * into {@code acc}: {@code acc = acc op child} (acc is the left operand). Children's statuses are
+     * merged into {@code st}; after a mismatch no more data is folded (it would be garbage).
+     */
+    void foldChildren(int set, long seq, long desc, ByteBuffer acc, int accOff, int count, DataType t, Op op, Waiter w,
+            CallStatus st, int myRank) {
+        final int bytes = count * (t == null ? 0 : t.size);
+        final long target = enc(seq, ARRIVED);
+        for (int c : children) {
+            int ctl = ctl(set, c);
+            w.await(buf, ctl + STATE, target, ranks[c]);
+            long cd = Flags.plain(buf, ctl + DESC);
+            st.mergeFrom(buf, ctl);
+            if (Desc.differs(cd, desc)) {
+                st.mismatch(ranks[c], cd, myRank, desc);
+            } else if (bytes > 0 && st.ok()) {
+                int src = bytes <= INLINE_BYTES ? ctl + INLINE : Desc.shared(cd) && sharedBytes > 0 ? shared(c) : slot(set, c);
+                Reductions.combine(t, op, acc, accOff, buf, src, count);
+            }
+        }
+    }
+
+    /** Publishes this member's {@code stage} for {@code seq}: descriptor and status first, flag last (release). */
+    void publish(int set, int stage, long seq, long desc, CallStatus st) {
+        int ctl = ctl(set, me);
+        Flags.put(buf, ctl + DESC, desc);
+        st.writeTo(buf, ctl);
+        Flags.release(buf, ctl + STATE, enc(seq, stage));
+    }
+
+    /** Waits until member {@code m} reached {@code stage} of {@code seq}; merges its status. */
+    void await(int set, int m, int stage, long seq, Waiter w, CallStatus st) {
+        int ctl = ctl(set, m);
+        w.await(buf, ctl + STATE, enc(seq, stage), ranks[m]);
+        st.mergeFrom(buf, ctl);
+    }
+
+    /** Like {@link #await} and also checks the member's call signature against ours. */
+    void awaitChecked(int set, int m, int stage, long seq, long desc, Waiter w, CallStatus st, int myRank) {
+        int ctl = ctl(set, m);
+        w.await(buf, ctl + STATE, enc(seq, stage), ranks[m]);
+        st.mergeFrom(buf, ctl);
+        long d = Flags.plain(buf, ctl + DESC);
+        if (Desc.differs(d, desc)) {
+            st.mismatch(ranks[m], d, myRank, desc);
+        }
+    }
+
+    boolean aborted() {
+        return Flags.volatileGet(buf, H_ABORT) != 0;
+    }
+
+    /** Slow path: tells every rank waiting on this level that {@code rank} gave up on the job. */
+    void abort(int rank) {
+        if (Flags.volatileGet(buf, H_ABORT) == 0) {
+            Flags.volatileSet(buf, H_ABORT, rank + 1);
+        }
+    }
+
+    /** Descriptor member {@code m} published (read after its flag was acquired). */
+    long descOf(int set, int m) {
+        return Flags.plain(buf, ctl(set, m) + DESC);
+    }
+
+    /** Copies {@code bytes} inside or between segments (absolute bulk put: a memcpy, no allocation). */
+    static void copy(ByteBuffer dst, int dOff, ByteBuffer src, int sOff, int bytes) {
+        if (bytes > 0) {
+            dst.put(dOff, src, sOff, bytes);
+        }
+    }
+}

@@ -1,0 +1,189 @@
+package org.sharp4j.launch;
+
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.jar.JarFile;
+import org.sharp4j.bootstrap.RendezvousBootstrap;
+import org.sharp4j.bootstrap.RendezvousServer;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code bin/sharp4j-run -np N [--nodes K] [--sockets S] MAIN_CLASS_OR_JAR [args]}: starts N JVMs
+ * on this machine that find each other through a loopback rendezvous, like a tiny mpirun.
+ *
+ * <p>Each rank gets {@code SHARP4J_RANK/SIZE/JOB_ID/RENDEZVOUS} in its environment, this launcher's
+ * class path, the JVM options in {@code SHARP4J_JAVA_OPTS} and every {@code -Dsharp4j.*} property
+ * the launcher itself was given. When a rank exits with an error the others get
+ * {@code --grace} seconds to report their own error (a peer-failure, typically) before they are
+ * killed; the exit code is the first non-zero one. The job's shared-memory files are removed at
+ * the end whatever happened (a rank killed with -9 cannot do it itself).
+ */
+@Command(name = "sharp4j-run", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Run N ranks of a sharp4j program on this machine.")
+public final class LocalLauncher implements Callable<Integer> {
+    /** Short names for the programs this project ships. */
+    static final Map<String, String> ALIASES = Map.of(
+            "osu_allreduce", "org.sharp4j.osu.OsuAllreduce",
+            "osu_reduce", "org.sharp4j.osu.OsuReduce",
+            "osu_barrier", "org.sharp4j.osu.OsuBarrier",
+            "demo", "org.sharp4j.launch.AllreduceDemo");
+
+    @Option(names = {"-np", "-n"}, required = true, description = "number of ranks")
+    int np;
+
+    @Option(names = "--nodes", description = "simulate K nodes (sets -Dsharp4j.topology.nodes)")
+    int nodes;
+
+    @Option(names = "--sockets", description = "simulate S sockets per node (sets -Dsharp4j.topology.sockets)")
+    int sockets;
+
+    @Option(names = "--grace", defaultValue = "60", description = "seconds the other ranks get after one fails (default ${DEFAULT-VALUE})")
+    int graceSeconds;
+
+    @Option(names = "--shm-dir", defaultValue = "/dev/shm", description = "where the job's segment files live")
+    Path shmDir;
+
+    @Parameters(index = "0", paramLabel = "MAIN_CLASS_OR_JAR", description = "main class, jar, or one of: ${COMPLETION-CANDIDATES}")
+    String program;
+
+    @Parameters(index = "1..*", paramLabel = "ARGS", description = "arguments of the program")
+    List<String> args = new ArrayList<>();
+
+    public static void main(String[] argv) {
+        CommandLine cl = new CommandLine(new LocalLauncher());
+        cl.setStopAtPositional(true); // everything after the program belongs to the program
+        System.exit(cl.execute(argv));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        if (np < 1) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "-np must be >= 1, got " + np);
+        }
+        String jobId = "j" + ProcessHandle.current().pid() + "-" + Long.toHexString(ThreadLocalRandom.current().nextInt() & 0xffffffffL);
+        List<String> base = new ArrayList<>();
+        base.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        String opts = System.getenv("SHARP4J_JAVA_OPTS");
+        if (opts != null && !opts.isBlank()) {
+            base.addAll(List.of(opts.trim().split("\\s+")));
+        }
+        System.getProperties().forEach((k, v) -> {
+            if (k.toString().startsWith("sharp4j.")) {
+                base.add("-D" + k + "=" + v);
+            }
+        });
+        if (nodes > 0) {
+            base.add("-Dsharp4j.topology.nodes=" + nodes);
+        }
+        if (sockets > 0) {
+            base.add("-Dsharp4j.topology.sockets=" + sockets);
+        }
+        if (!shmDir.toString().equals("/dev/shm")) {
+            base.add("-Dsharp4j.shm.dir=" + shmDir);
+        }
+        String cp = System.getProperty("java.class.path");
+        String main = ALIASES.getOrDefault(program, program);
+        if (main.endsWith(".jar")) {
+            try (JarFile jf = new JarFile(main)) {
+                String mc = jf.getManifest() == null ? null : jf.getManifest().getMainAttributes().getValue("Main-Class");
+                if (mc == null) {
+                    System.err.println("sharp4j-run: " + main + " has no Main-Class in its manifest");
+                    return 2;
+                }
+                cp = main + java.io.File.pathSeparator + cp;
+                main = mc;
+            }
+        }
+        base.add("-cp");
+        base.add(cp);
+        base.add(main);
+        base.addAll(args);
+
+        List<Process> procs = new ArrayList<>();
+        Thread cleanup = new Thread(() -> {
+            procs.forEach(Process::destroyForcibly);
+            removeJobFiles(jobId);
+        }, "sharp4j-run-cleanup");
+        Runtime.getRuntime().addShutdownHook(cleanup);
+        try (RendezvousServer server = new RendezvousServer(np)) {
+            server.start();
+            for (int r = 0; r < np; r++) {
+                ProcessBuilder pb = new ProcessBuilder(base).inheritIO();
+                Map<String, String> env = pb.environment();
+                env.put(RendezvousBootstrap.ENV_RANK, Integer.toString(r));
+                env.put(RendezvousBootstrap.ENV_SIZE, Integer.toString(np));
+                env.put(RendezvousBootstrap.ENV_JOB, jobId);
+                env.put(RendezvousBootstrap.ENV_RENDEZVOUS, server.address());
+                procs.add(pb.start());
+            }
+            return waitAll(procs);
+        } finally {
+            procs.forEach(Process::destroyForcibly);
+            removeJobFiles(jobId);
+            try {
+                Runtime.getRuntime().removeShutdownHook(cleanup);
+            } catch (IllegalStateException ignored) {
+                // already shutting down
+            }
+        }
+    }
+
+    /** Waits for every rank; after the first failure, gives the rest {@code grace} seconds. */
+    private int waitAll(List<Process> procs) throws InterruptedException {
+        int exit = 0;
+        long deadline = Long.MAX_VALUE;
+        List<Process> running = new ArrayList<>(procs);
+        while (!running.isEmpty()) {
+            for (int i = running.size() - 1; i >= 0; i--) {
+                Process p = running.get(i);
+                if (!p.isAlive()) {
+                    running.remove(i);
+                    int code = p.exitValue();
+                    if (code != 0 && exit == 0) {
+                        exit = code;
+                        System.err.println("sharp4j-run: rank " + procs.indexOf(p) + " (pid " + p.pid() + ") exited with "
+                                + describe(code) + "; waiting up to " + graceSeconds + " s for the others");
+                        deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(graceSeconds);
+                    }
+                }
+            }
+            if (System.nanoTime() - deadline > 0) {
+                for (Process p : running) {
+                    System.err.println("sharp4j-run: killing rank " + procs.indexOf(p) + " (pid " + p.pid() + ")");
+                    p.destroyForcibly();
+                }
+                break;
+            }
+            if (!running.isEmpty()) {
+                running.get(0).waitFor(50, TimeUnit.MILLISECONDS);
+            }
+        }
+        return exit;
+    }
+
+    private static String describe(int code) {
+        return code > 128 ? "code " + code + " (signal " + (code - 128) + ")" : "code " + code;
+    }
+
+    private void removeJobFiles(String jobId) {
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(shmDir, "sharp4j-" + jobId + "-*")) {
+            for (Path p : ds) {
+                Files.deleteIfExists(p);
+                System.err.println("sharp4j-run: removed leftover " + p);
+            }
+        } catch (IOException ignored) {
+            // nothing to clean
+        }
+    }
+}

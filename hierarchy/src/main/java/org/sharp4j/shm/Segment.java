@@ -1,0 +1,158 @@
+package org.sharp4j.shm;
+
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
+import org.sharp4j.Sharp4jException;
+
+/**
+ * One shared-memory file mapped into this process.
+ *
+ * <p>Life cycle (see {@code Engine}'s setup): the owner {@link #create}s the file with
+ * {@code O_EXCL} and mode 0600 and first-touches it (so its pages land on the owner's NUMA node),
+ * every local rank {@link #open}s and maps it, and once all have mapped it the owner
+ * {@link #unlink}s it: from then on a {@code kill -9} of any rank leaks nothing, the kernel frees
+ * the pages with the last mapping. The mapping itself is released by {@link #close()}.
+ */
+public final class Segment implements AutoCloseable {
+    private final Path path;
+    private final MappedByteBuffer map;
+    private final long size;
+    private boolean closed;
+
+    private Segment(Path path, MappedByteBuffer map, long size) {
+        this.path = path;
+        this.map = map;
+        this.size = size;
+        map.order(ByteOrder.nativeOrder());
+    }
+
+    /** Creates a new file of {@code size} bytes (fails if it exists), maps it and zero-touches {@code [0, touch)}. */
+    public static Segment create(Path path, long size, long touch) {
+        checkSize(path, size);
+        try (FileChannel ch = FileChannel.open(path, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+                StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
+            ch.truncate(size); // no-op on a new file; the write below sizes it
+            ch.write(ByteBuffer.wrap(new byte[1]), size - 1);
+            Segment s = new Segment(path, ch.map(FileChannel.MapMode.READ_WRITE, 0, size), size);
+            s.firstTouch(Math.min(touch, size));
+            return s;
+        } catch (FileAlreadyExistsException e) {
+            throw new Sharp4jException("shared-memory file " + path + " already exists: another job with the same id, "
+                    + "or a leftover of a crashed one (remove it)", e);
+        } catch (IOException e) {
+            throw new Sharp4jException("cannot create shared-memory file " + path + ": " + e, e);
+        }
+    }
+
+    /** Maps an existing file created by another rank. */
+    public static Segment open(Path path, long size) {
+        checkSize(path, size);
+        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            long actual = ch.size();
+            if (actual != size) {
+                throw new Sharp4jException("shared-memory file " + path + " has " + actual + " bytes, expected " + size
+                        + ": ranks disagree on the segment layout (different sharp4j settings?)");
+            }
+            return new Segment(path, ch.map(FileChannel.MapMode.READ_WRITE, 0, size), size);
+        } catch (IOException e) {
+            throw new Sharp4jException("cannot map shared-memory file " + path + ": " + e, e);
+        }
+    }
+
+    private static void checkSize(Path path, long size) {
+        if (size <= 0 || size > Integer.MAX_VALUE) {
+            throw new Sharp4jException("segment " + path + " would need " + size
+                    + " bytes; a segment must be 1 B..2 GiB (lower sharp4j.slot.bytes / sharp4j.shared.bytes)");
+        }
+    }
+
+    private void firstTouch(long touch) {
+        // One store per page is enough to fault it in on this rank's NUMA node; tmpfs pages are zero.
+        for (int i = 0; i < touch; i += 4096) {
+            map.put(i, (byte) 0);
+        }
+    }
+
+    /** The whole mapping, native byte order. Do not change its position/limit: use absolute access. */
+    public ByteBuffer buffer() {
+        return map;
+    }
+
+    public long size() {
+        return size;
+    }
+
+    public Path path() {
+        return path;
+    }
+
+    /** Removes the file name; mappings stay valid. Idempotent. */
+    public void unlink() {
+        unlink(path);
+    }
+
+    public static void unlink(Path path) {
+        try {
+            Files.deleteIfExists(path);
+        } catch (IOException e) {
+            throw new Sharp4jException("cannot unlink shared-memory file " + path + ": " + e, e);
+        }
+    }
+
+    /** Unmaps now (rather than at some later GC). The buffer must not be used afterwards. */
+    @Override
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
+            Unmapper.unmap(map);
+        }
+    }
+
+    /**
+     * Java 17 has no public unmap; {@code sun.misc.Unsafe.invokeCleaner} (module jdk.unsupported,
+     * present in every JDK 9+) is the supported way that Netty and Agrona use too. Without it the
+     * mapping is released by the GC, which is correct but slower to return memory.
+     */
+    private static final class Unmapper {
+        private static final Object UNSAFE;
+        private static final Method INVOKE_CLEANER;
+
+        static {
+            Object u = null;
+            Method m = null;
+            try {
+                Class<?> c = Class.forName("sun.misc.Unsafe");
+                Field f = c.getDeclaredField("theUnsafe");
+                f.setAccessible(true);
+                u = f.get(null);
+                m = c.getMethod("invokeCleaner", ByteBuffer.class);
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                u = null;
+                m = null;
+            }
+            UNSAFE = u;
+            INVOKE_CLEANER = m;
+        }
+
+        static void unmap(ByteBuffer b) {
+            if (INVOKE_CLEANER != null) {
+                try {
+                    INVOKE_CLEANER.invoke(UNSAFE, b);
+                } catch (ReflectiveOperationException | RuntimeException ignored) {
+                    // left to the GC
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+package org.sharp4j.shm;
+
+import java.util.Locale;
+
+/**
+ * How a rank waits for a flag: spin for {@code spinNanos}, then {@code Thread.yield()} until
+ * {@code yieldNanos}, then park with a growing sleep up to {@code parkMaxNanos}; fail after
+ * {@code timeoutNanos}.
+ *
+ * <p>Spinning is the fastest way to see a flag that flips within a few microseconds; with more
+ * ranks than cores the peer we wait for may need our core, so the spin is cut short (1 us) and
+ * yielding hands the core over. Parking bounds the CPU burnt by a rank that waits long (a slow
+ * peer computing), which keeps oversubscribed runs from spinning the machine to death.
+ *
+ * <p>Property {@code sharp4j.wait} = {@code spin:20us,yield:1ms,park:1ms} (any subset, units ns,
+ * us, ms, s); {@code sharp4j.timeout} = seconds (or with a unit).
+ */
+public final class WaitPolicy {
+    public final long spinNanos;
+    public final long yieldNanos;
+    public final long parkMaxNanos;
+    public final long timeoutNanos;
+
+    public WaitPolicy(long spinNanos, long yieldNanos, long parkMaxNanos, long timeoutNanos) {
+        if (spinNanos < 0 || yieldNanos < spinNanos || parkMaxNanos < 1000 || timeoutNanos <= 0) {
+            throw new IllegalArgumentException("bad wait policy: spin " + spinNanos + " ns, yield until " + yieldNanos
+                    + " ns, park up to " + parkMaxNanos + " ns, timeout " + timeoutNanos + " ns");
+        }
+        this.spinNanos = spinNanos;
+        this.yieldNanos = yieldNanos;
+        this.parkMaxNanos = parkMaxNanos;
+        this.timeoutNanos = timeoutNanos;
+    }
+
+    /** Defaults: spin 20 us (1 us when oversubscribed), yield until 1 ms, park up to 1 ms. */
+    public static WaitPolicy defaults(boolean oversubscribed, long timeoutNanos) {
+        return new WaitPolicy(oversubscribed ? 1_000 : 20_000, 1_000_000, 1_000_000, timeoutNanos);
+    }
+
+    /** Parses {@code spin:20us,yield:1ms,park:1ms} over {@code base}. */
+    public static WaitPolicy parse(String spec, WaitPolicy base) {
+        long spin = base.spinNanos;
+        long yield = base.yieldNanos;
+        long park = base.parkMaxNanos;
+        if (spec != null && !spec.isBlank()) {
+            for (String part : spec.split(",")) {
+                String[] kv = part.trim().split(":", 2);
+                if (kv.length != 2) {
+                    throw new IllegalArgumentException("sharp4j.wait: expected key:duration, got '" + part + "'");
+                }
+                long v = parseNanos(kv[1]);
+                switch (kv[0].trim().toLowerCase(Locale.ROOT)) {
+                    case "spin": spin = v; break;
+                    case "yield": yield = v; break;
+                    case "park": park = v; break;
+                    default: throw new IllegalArgumentException("sharp4j.wait: unknown key '" + kv[0] + "' (spin, yield, park)");
+                }
+            }
+        }
+        return new WaitPolicy(spin, Math.max(yield, spin), park, base.timeoutNanos);
+    }
+
+    /** "250us", "2ms", "1.5s", "100ns"; a bare number is seconds. */
+    public static long parseNanos(String s) {
+        String t = s.trim().toLowerCase(Locale.ROOT);
+        double mul = 1e9;
+        String num = t;
+        if (t.endsWith("ns")) {
+            mul = 1;
+            num = t.substring(0, t.length() - 2);
+        } else if (t.endsWith("us")) {
+            mul = 1e3;
+            num = t.substring(0, t.length() - 2);
+        } else if (t.endsWith("ms")) {
+            mul = 1e6;
+            num = t.substring(0, t.length() - 2);
+        } else if (t.endsWith("s")) {
+            num = t.substring(0, t.length() - 1);
+        }
+        try {
+            double v = Double.parseDouble(num.trim());
+            if (v < 0) {
+                throw new IllegalArgumentException("negative duration '" + s + "'");
+            }
+            return (long) (v * mul);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("not a duration: '" + s + "' (e.g. 20us, 1ms, 30s)", e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return String.format(Locale.ROOT, "spin %d us, yield until %d us, park up to %d us, timeout %.1f s",
+                spinNanos / 1000, yieldNanos / 1000, parkMaxNanos / 1000, timeoutNanos / 1e9);
+    }
+}

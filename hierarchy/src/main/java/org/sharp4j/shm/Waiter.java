@@ -1,0 +1,81 @@
+package org.sharp4j.shm;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Waits until a monotonically increasing flag word reaches a target, by the {@link WaitPolicy}.
+ *
+ * <p>The fast path is one acquire load. The slow path spins, yields, parks, and every few
+ * milliseconds asks the {@link FailureProbe} whether a peer died or the job was aborted, so a dead
+ * peer is reported quickly and a stuck one after the timeout; nothing waits forever.
+ */
+public final class Waiter {
+    /** Decides, in the slow path, whether waiting is hopeless; throws the error to report. */
+    public interface FailureProbe {
+        /**
+         * @param awaitedRank the rank whose flag we wait for
+         * @param timedOut    true once the timeout has passed: the probe must throw
+         */
+        void check(int awaitedRank, boolean timedOut);
+    }
+
+    private static final long PROBE_INTERVAL_NANOS = 20_000_000L;
+
+    private final WaitPolicy policy;
+    private final FailureProbe probe;
+
+    public Waiter(WaitPolicy policy, FailureProbe probe) {
+        this.policy = policy;
+        this.probe = probe;
+    }
+
+    public WaitPolicy policy() {
+        return policy;
+    }
+
+    /** Returns the flag value once it is {@code >= target}. */
+    public long await(ByteBuffer b, int off, long target, int awaitedRank) {
+        long v = Flags.acquire(b, off);
+        if (v >= target) {
+            return v;
+        }
+        return awaitSlow(b, off, target, awaitedRank);
+    }
+
+    private long awaitSlow(ByteBuffer b, int off, long target, int awaitedRank) {
+        final long start = System.nanoTime();
+        long v;
+        // Spin: check the clock only every 64 polls.
+        for (int i = 1; ; i++) {
+            Thread.onSpinWait();
+            v = Flags.acquire(b, off);
+            if (v >= target) {
+                return v;
+            }
+            if ((i & 63) == 0 && System.nanoTime() - start >= policy.spinNanos) {
+                break;
+            }
+        }
+        long nextProbe = start + PROBE_INTERVAL_NANOS;
+        long parkNanos = 1_000;
+        while (true) {
+            long now = System.nanoTime();
+            long waited = now - start;
+            if (waited < policy.yieldNanos) {
+                Thread.yield();
+            } else {
+                LockSupport.parkNanos(parkNanos);
+                parkNanos = Math.min(parkNanos * 2, policy.parkMaxNanos);
+            }
+            v = Flags.acquire(b, off);
+            if (v >= target) {
+                return v;
+            }
+            if (now - nextProbe >= 0) {
+                nextProbe = now + PROBE_INTERVAL_NANOS;
+                probe.check(awaitedRank, waited >= policy.timeoutNanos);
+            }
+        }
+    }
+}

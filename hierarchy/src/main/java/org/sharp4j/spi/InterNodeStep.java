@@ -1,0 +1,34 @@
+package org.sharp4j.spi;
+
+import java.nio.ByteBuffer;
+import org.sharp4j.DataType;
+import org.sharp4j.Op;
+import org.sharp4j.coll.CallStatus;
+
+/**
+ * Phase 3 of the hierarchy: the collective among node leaders, one per node. Called only on node
+ * leaders, in the same order on all of them, with the node's partial result in shared memory.
+ *
+ * <p>Implementations: shared memory for simulated nodes on one host (in this module), the UCX
+ * k-nomial host path ({@code fallback}), SHARP ({@code sharp-jni}).
+ *
+ * <p>{@code desc} is the call's signature (see {@code Desc}); an implementation that can carry
+ * it should compare it between nodes and record a disagreement with
+ * {@link CallStatus#mismatch}, and must merge the statuses of all nodes so that every node
+ * leader ends with the same status (for reduce: at least the root's node).
+ */
+public interface InterNodeStep extends AutoCloseable {
+    String name();
+
+    /** In place: {@code buf[off, off + count*size)} holds this node's data; on return, the reduction over all nodes. */
+    void allreduce(ByteBuffer buf, int off, int count, DataType type, Op op, long desc, CallStatus status);
+
+    /** In place; on return the result is needed only on the leader of {@code rootNode}. */
+    void reduce(ByteBuffer buf, int off, int count, DataType type, Op op, int rootNode, long desc, CallStatus status);
+
+    /** Returns once every node leader called it. */
+    void barrier(long desc, CallStatus status);
+
+    @Override
+    void close();
+}

@@ -1,0 +1,17 @@
+package org.sharp4j.tuning;
+
+/**
+ * How the shared-memory phases move data inside a node.
+ *
+ * <ul>
+ *   <li>{@link #TREE}: k-nomial reduce up the socket tree, then the socket tree of leaders, flat
+ *       release down. Latency-bound: cost ~ (k-1)(a + b m) ceil(log_k q) (paper 001), so small
+ *       radix wins for small m.</li>
+ *   <li>{@link #TILED}: every rank of a socket reduces its cache-line-aligned tile of every
+ *       contribution (reduce-scatter), then all read the result (allgather). Bandwidth-bound:
+ *       each rank touches q*m/q = m bytes instead of the leader touching q*m.</li>
+ * </ul>
+ */
+public enum IntraNodeAlgorithm {
+    TREE, TILED
+}
