@@ -486,52 +486,57 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * never entered this collective.
      */
     @Override
-    public void check(int awaitedRank, boolean timedOut) {
-        long abort = Flags.volatileGet(node.buf, ShmLevel.H_ABORT);
+    public void check(int awaitedRank, long waitedNanos, long timeoutNanos) {
+        String what = current.name().toLowerCase() + " #" + seq;
         List<Integer> dead = new ArrayList<>();
         for (int r = 0; r < size; r++) {
             if (onMyHost[r] && pids[r] != myPid && !ProcessHandle.of(pids[r]).map(ProcessHandle::isAlive).orElse(false)) {
                 dead.add(r);
             }
         }
-        String what = current.name().toLowerCase() + " #" + seq;
         if (!dead.isEmpty()) {
-            giveUp();
+            giveUp(dead.get(0));
             throw new PeerFailureException("rank " + rank + ": peer rank(s) " + dead + " died (process gone) during " + what
                     + " while waiting for rank " + awaitedRank, dead.stream().mapToInt(Integer::intValue).toArray());
         }
-        if (abort == 0 && inter instanceof ShmInterNode && ((ShmInterNode) inter).level().aborted()) {
-            giveUp();
-            throw new PeerFailureException("rank " + rank + ": another node leader gave up on the job during " + what
-                    + "; see its error", new int[0]);
+        long abort = node.abortWord();
+        if (abort == 0 && inter instanceof ShmInterNode) {
+            abort = ((ShmInterNode) inter).level().abortWord();
         }
-        if (abort != 0 && abort != rank + 1) {
-            int who = (int) abort - 1;
-            throw new PeerFailureException("rank " + rank + ": rank " + who + " gave up on the job (peer failure or timeout) during "
-                    + what + "; see its error", new int[] {who});
+        if (abort != 0 && (int) abort != rank + 1) {
+            int giver = (int) abort - 1;
+            int blamed = (int) (abort >>> 32) - 1;
+            giveUp(blamed);
+            throw new PeerFailureException("rank " + rank + ": rank " + giver + " gave up on the job during " + what
+                    + (blamed >= 0 ? " because of rank " + blamed : "") + "; see its error",
+                    blamed >= 0 ? new int[] {blamed} : new int[] {giver});
         }
-        if (timedOut) {
+        if (waitedNanos >= timeoutNanos) {
             List<Integer> behind = new ArrayList<>();
             for (int j = 0; j < localRanks.length; j++) {
                 if (Flags.volatileGet(node.buf, node.progress(j) + 8) < seq) {
                     behind.add(localRanks[j]);
                 }
             }
-            if (behind.isEmpty() && awaitedRank >= 0) {
+            boolean awaitedIsLocal = topo.nodeOf(awaitedRank) == nodeIndex;
+            if (behind.isEmpty() && awaitedIsLocal && topo.nodeCount() > 1 && waitedNanos < 2 * timeoutNanos) {
+                return; // the whole node arrived: the culprit is on another node and our leader will name it
+            }
+            if (behind.isEmpty()) {
                 behind.add(awaitedRank);
             }
-            giveUp();
+            giveUp(behind.get(0));
             throw new PeerFailureException("rank " + rank + ": timed out after "
-                    + String.format("%.1f", waiter.policy().timeoutNanos / 1e9) + " s in " + what + " waiting for rank "
+                    + String.format("%.1f", timeoutNanos / 1e9) + " s in " + what + " waiting for rank "
                     + awaitedRank + "; rank(s) " + behind + " did not arrive (sharp4j.timeout)",
                     behind.stream().mapToInt(Integer::intValue).toArray());
         }
     }
 
-    private void giveUp() {
-        node.abort(rank);
+    private void giveUp(int blamed) {
+        node.abort(rank, blamed);
         if (inter instanceof ShmInterNode) {
-            ((ShmInterNode) inter).level().abort(rank);
+            ((ShmInterNode) inter).level().abort(rank, blamed);
         }
     }
 
@@ -541,7 +546,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * at the timeout. Local and non-blocking; the communicator is unusable afterwards.
      */
     public void abort(String reason) {
-        giveUp();
+        giveUp(rank);
         if (broken == null) {
             broken = new Sharp4jException("aborted by this rank: " + reason);
         }

@@ -5,6 +5,8 @@ import org.sharp4j.Config;
 import org.sharp4j.Sharp4jException;
 import org.sharp4j.bootstrap.Bootstrap;
 import org.sharp4j.shm.Segment;
+import org.sharp4j.shm.WaitPolicy;
+import org.sharp4j.shm.Waiter;
 import org.sharp4j.spi.InterNodeStep;
 import org.sharp4j.topology.Topology;
 
@@ -39,6 +41,10 @@ final class InterNodeSteps {
         Path path = cfg.shmDir().resolve("sharp4j-" + boot.jobId() + "-cluster");
         int slot = cfg.slotBytes();
         long size = ShmLevel.size(nodes, slot, 0, 0);
+        // Node leaders wait across nodes a little longer than ranks wait inside a node, so that the
+        // rank next to a failure times out first and its precise blame reaches everyone.
+        WaitPolicy p = engine.waiter().policy();
+        Waiter waiter = new Waiter(p.withTimeout(p.timeoutNanos + Math.max(1_000_000_000L, p.timeoutNanos / 10)), engine);
         Segment seg = null;
         try {
             if (rank == 0) {
@@ -46,11 +52,11 @@ final class InterNodeSteps {
                 CleanupOnExit.register(path);
             }
             ShmInterNode step = rank == 0 ? new ShmInterNode(seg, nodes, 0, leaders, cfg.tuning().treeRadix(), slot,
-                    engine.waiter(), rank, true) : null;
+                    waiter, rank, true) : null;
             boot.barrier();
             if (leader && rank != 0) {
                 seg = Segment.open(path, size);
-                step = new ShmInterNode(seg, nodes, me, leaders, cfg.tuning().treeRadix(), slot, engine.waiter(), rank, false);
+                step = new ShmInterNode(seg, nodes, me, leaders, cfg.tuning().treeRadix(), slot, waiter, rank, false);
                 step.level().checkHeader();
             }
             boot.barrier();

@@ -50,7 +50,7 @@ public final class ShmLevel {
     static final int H_SLOT = 8;
     static final int H_SHARED = 12;
     static final int H_PROGRESS = 16;
-    /** Abort word: rank+1 of the first rank that gave up on the job (slow path only). */
+    /** Abort word: {@code (blamed+1) << 32 | (giver+1)} from the first rank that gave up (slow path only). */
     static final int H_ABORT = 64;
 
     public static final int CTL = 128;
@@ -228,14 +228,14 @@ public final class ShmLevel {
         }
     }
 
-    boolean aborted() {
-        return Flags.volatileGet(buf, H_ABORT) != 0;
+    long abortWord() {
+        return Flags.volatileGet(buf, H_ABORT);
     }
 
-    /** Slow path: tells every rank waiting on this level that {@code rank} gave up on the job. */
-    void abort(int rank) {
+    /** Slow path: tells every rank waiting on this level that {@code rank} gave up, blaming {@code blamed} (or -1). */
+    void abort(int rank, int blamed) {
         if (Flags.volatileGet(buf, H_ABORT) == 0) {
-            Flags.volatileSet(buf, H_ABORT, rank + 1);
+            Flags.volatileSet(buf, H_ABORT, ((long) (blamed + 1) << 32) | (rank + 1));
         }
     }
 

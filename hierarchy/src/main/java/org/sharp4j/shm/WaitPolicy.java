@@ -37,6 +37,11 @@ public final class WaitPolicy {
         return new WaitPolicy(oversubscribed ? 1_000 : 20_000, 1_000_000, 1_000_000, timeoutNanos);
     }
 
+    /** The same policy with a longer timeout. */
+    public WaitPolicy withTimeout(long nanos) {
+        return new WaitPolicy(spinNanos, yieldNanos, parkMaxNanos, nanos);
+    }
+
     /** Parses {@code spin:20us,yield:1ms,park:1ms} over {@code base}. */
     public static WaitPolicy parse(String spec, WaitPolicy base) {
         long spin = base.spinNanos;

@@ -15,9 +15,10 @@ public final class Waiter {
     public interface FailureProbe {
         /**
          * @param awaitedRank the rank whose flag we wait for
-         * @param timedOut    true once the timeout has passed: the probe must throw
+         * @param waitedNanos how long this wait has lasted
+         * @param timeoutNanos the policy's timeout (the probe decides what to do past it)
          */
-        void check(int awaitedRank, boolean timedOut);
+        void check(int awaitedRank, long waitedNanos, long timeoutNanos);
     }
 
     private static final long PROBE_INTERVAL_NANOS = 20_000_000L;
@@ -74,7 +75,7 @@ public final class Waiter {
             }
             if (now - nextProbe >= 0) {
                 nextProbe = now + PROBE_INTERVAL_NANOS;
-                probe.check(awaitedRank, waited >= policy.timeoutNanos);
+                probe.check(awaitedRank, waited, policy.timeoutNanos);
             }
         }
     }
