@@ -84,6 +84,22 @@ class CollectiveCorrectnessTest {
         });
     }
 
+    @ParameterizedTest(name = "{0} ranks")
+    @org.junit.jupiter.params.provider.ValueSource(ints = {1, 2, 3, 4, 5, 6, 7, 8})
+    void severalMebibytesForEveryRankCount(int ranks) {
+        // The richest topology the rank count allows: 2 nodes x 2 sockets from 4 ranks on.
+        Config cfg = DEFAULT.withSimulatedTopology(ranks >= 2 ? 2 : 1, ranks >= 4 ? 2 : 1);
+        ThreadRanks.run(ranks, cfg, comm -> {
+            int i = 0;
+            for (DataType t : DataType.values()) {
+                Op op = new Op[] {Op.SUM, Op.MIN, Op.MAX, Op.PROD}[i++];
+                int count = 3 * 1024 * 1024 / t.size + 3;
+                check(comm, Collective.ALLREDUCE, t, op, count, 0, 100 + i, Api.values()[i % 3]);
+                check(comm, Collective.REDUCE, t, op, count, ranks - 1, 200 + i, Api.values()[(i + 1) % 3]);
+            }
+        });
+    }
+
     @Test
     void severalMebibytesOnTwoSocketsAndTwoNodes() {
         Config cfg = DEFAULT.withSimulatedTopology(2, 2);
