@@ -14,6 +14,7 @@ import org.sharp4j.tuning.Sizes;
  *   <caption>Properties</caption>
  *   <tr><td>sharp4j.topology.nodes</td><td>simulate K nodes on this host (0: real hosts)</td></tr>
  *   <tr><td>sharp4j.topology.sockets</td><td>simulate S sockets per node (0: real sockets)</td></tr>
+ *   <tr><td>sharp4j.topology.group</td><td>socket (default) or numa: the unit of phases 1/5</td></tr>
  *   <tr><td>sharp4j.hostname</td><td>host name used to group ranks into nodes</td></tr>
  *   <tr><td>sharp4j.slot.bytes</td><td>per-rank slot (chunk) size, default 64k</td></tr>
  *   <tr><td>sharp4j.shared.bytes</td><td>per-rank shared buffer size, default 1M</td></tr>
@@ -37,9 +38,15 @@ public final class Config {
     private final String waitSpec;
     private final long timeoutNanos;
     private final Path shmDir;
+    private final boolean groupByNuma;
 
     private Config(int simulatedNodes, int simulatedSockets, String hostname, int slotBytes, int sharedBytes,
             IntraNodeTuning tuning, String waitSpec, long timeoutNanos, Path shmDir) {
+        this(simulatedNodes, simulatedSockets, hostname, slotBytes, sharedBytes, tuning, waitSpec, timeoutNanos, shmDir, false);
+    }
+
+    private Config(int simulatedNodes, int simulatedSockets, String hostname, int slotBytes, int sharedBytes,
+            IntraNodeTuning tuning, String waitSpec, long timeoutNanos, Path shmDir, boolean groupByNuma) {
         if (simulatedNodes < 0 || simulatedSockets < 0) {
             throw new IllegalArgumentException("simulated nodes/sockets must be >= 0");
         }
@@ -61,6 +68,7 @@ public final class Config {
         this.waitSpec = waitSpec;
         this.timeoutNanos = timeoutNanos;
         this.shmDir = shmDir;
+        this.groupByNuma = groupByNuma;
     }
 
     public static Config defaults() {
@@ -83,10 +91,24 @@ public final class Config {
                     IntraNodeTuning.fromProperties(p),
                     p.getProperty("sharp4j.wait"),
                     WaitPolicy.parseNanos(p.getProperty("sharp4j.timeout", "300")),
-                    Path.of(p.getProperty("sharp4j.shm.dir", "/dev/shm")));
+                    Path.of(p.getProperty("sharp4j.shm.dir", "/dev/shm")),
+                    parseGroup(p.getProperty("sharp4j.topology.group", "socket")));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("bad sharp4j.* property: " + e.getMessage(), e);
         }
+    }
+
+    private static boolean parseGroup(String g) {
+        switch (g.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "socket": return false;
+            case "numa": return true;
+            default: throw new IllegalArgumentException("sharp4j.topology.group must be socket or numa, got '" + g + "'");
+        }
+    }
+
+    /** Whether ranks are grouped by NUMA node rather than socket ({@code sharp4j.topology.group=numa}). */
+    public boolean groupByNuma() {
+        return groupByNuma;
     }
 
     public Config withSimulatedTopology(int nodes, int sockets) {

@@ -30,6 +30,16 @@ class TopologyTest {
     }
 
     @Test
+    void numaGroupingSplitsASocketIntoItsNumaDomains() {
+        RankInfo[] infos = {new RankInfo("h", 0, 0, 1, 1), new RankInfo("h", 0, 1, 1, 2), new RankInfo("h", 0, 1, 1, 3),
+            new RankInfo("h", 0, 0, 1, 4)};
+        assertEquals(1, Topology.compute(infos, 0, 0, false).socketCount(0));
+        Topology t = Topology.compute(infos, 0, 0, true);
+        assertArrayEquals(new int[] {0, 3}, t.socketRanks(0, 0));
+        assertArrayEquals(new int[] {1, 2}, t.socketRanks(0, 1));
+    }
+
+    @Test
     void unboundRanksAreSpreadInBlocksOverTheHostsSockets() {
         RankInfo[] infos = new RankInfo[6];
         for (int i = 0; i < 6; i++) {

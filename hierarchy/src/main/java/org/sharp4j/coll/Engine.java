@@ -101,7 +101,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             realHosts[r] = hh[1];
             infos[r] = new RankInfo(hh[0], ri.socket, ri.numaNode, ri.socketsOnHost, ri.pid);
         }
-        this.topo = Topology.compute(infos, cfg.simulatedNodes(), cfg.simulatedSockets());
+        this.topo = Topology.compute(infos, cfg.simulatedNodes(), cfg.simulatedSockets(), cfg.groupByNuma());
         this.nodeIndex = topo.nodeOf(rank);
         this.socketIndexInNode = topo.socketOf(rank);
         this.socketCount = topo.socketCount(nodeIndex);

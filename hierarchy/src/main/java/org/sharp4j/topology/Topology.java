@@ -39,6 +39,14 @@ public final class Topology {
     }
 
     public static Topology compute(RankInfo[] infos, int simulatedNodes, int simulatedSockets) {
+        return compute(infos, simulatedNodes, simulatedSockets, false);
+    }
+
+    /**
+     * @param byNuma group by NUMA node instead of socket where ranks are bound to one (machines in
+     *               sub-NUMA-clustering or NPS modes have several NUMA domains per socket)
+     */
+    public static Topology compute(RankInfo[] infos, int simulatedNodes, int simulatedSockets, boolean byNuma) {
         int size = infos.length;
         if (simulatedNodes > size) {
             throw new IllegalArgumentException("cannot simulate " + simulatedNodes + " nodes with " + size + " ranks");
@@ -78,7 +86,8 @@ public final class Topology {
                 int hostSockets = infos[local[0]].socketsOnHost;
                 for (int i = 0; i < l; i++) {
                     RankInfo ri = infos[local[i]];
-                    key[i] = ri.socket >= 0 ? ri.socket : (int) ((long) i * hostSockets / l);
+                    int bound = byNuma && ri.numaNode >= 0 ? ri.numaNode : ri.socket;
+                    key[i] = bound >= 0 ? bound : (int) ((long) i * hostSockets / l);
                 }
             }
             // Renumber sockets by lowest local rank.
