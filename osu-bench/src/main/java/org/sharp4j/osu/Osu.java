@@ -1,0 +1,481 @@
+package org.sharp4j.osu;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.Arrays;
+import java.util.List;
+import org.sharp4j.Config;
+import org.sharp4j.Sharp4j;
+import org.sharp4j.bootstrap.RendezvousBootstrap;
+import org.sharp4j.osu.Backend.StatOp;
+
+/**
+ * The benchmark core shared by {@link OsuAllreduce}, {@link OsuReduce} and {@link OsuBarrier}:
+ * OMB 7.x's loop, statistics and output on one or two {@link Backend}s.
+ *
+ * <p>Timing as OMB: every timed call is bracketed by {@link System#nanoTime()}; allreduce has an
+ * untimed barrier after each call, reduce one before it, barrier none; warmup iterations are run and
+ * dropped; each rank averages its own iterations; the average over ranks, the smallest and the
+ * largest per-rank average are reduced to rank 0 through the measured library itself. With
+ * {@code -z} the per-iteration latencies are summed over ranks and the percentiles taken from
+ * those rank averages (OMB's omb_get_stats). With {@code --compare mpi} each message size is
+ * measured on sharp4j, then on MPI, in the same processes. One Java-only addition, from OMB-J:
+ * before each table {@code --jit-warmup N} (default 10000, OMB-J's INITIAL_WARMUP) untimed calls
+ * of the smallest message let the JIT compile the loop, so the first rows do not time the interpreter.
+ *
+ * <p>{@link #run} takes the output streams and an {@link Opener}, and returns the exit code rather
+ * than exiting, so that tests run it on thread ranks.
+ */
+public final class Osu {
+    static final String MPI_PROVIDER = "org.sharp4j.osu.mpi.OpenMpiProvider";
+
+    private Osu() {
+    }
+
+    /** The backends of one run: the measured ones (sharp4j then MPI when comparing) and what to close, in order. */
+    public static final class Backends implements AutoCloseable {
+        final List<Backend> measured;
+        final List<AutoCloseable> closeInOrder;
+
+        public Backends(List<Backend> measured, List<? extends AutoCloseable> closeInOrder) {
+            this.measured = List.copyOf(measured);
+            this.closeInOrder = List.copyOf(closeInOrder);
+        }
+
+        /** One backend that is closed at the end. */
+        public static Backends of(Backend b) {
+            return new Backends(List.of(b), List.of(b));
+        }
+
+        void abort(String reason) {
+            for (Backend b : measured) {
+                try {
+                    b.abort(reason);
+                } catch (RuntimeException ignored) {
+                    // best effort
+                }
+            }
+        }
+
+        @Override
+        public void close() {
+            RuntimeException first = null;
+            for (AutoCloseable c : closeInOrder) {
+                try {
+                    c.close();
+                } catch (Exception e) {
+                    if (first == null) {
+                        first = e instanceof RuntimeException ? (RuntimeException) e : new RuntimeException(e);
+                    }
+                }
+            }
+            if (first != null) {
+                throw first;
+            }
+        }
+    }
+
+    /** Opens the backends a run measures (collective: every rank calls it). */
+    @FunctionalInterface
+    public interface Opener {
+        Backends open(OsuOptions options) throws Exception;
+    }
+
+    /** Entry of the three main classes: runs on System.out/err with the backends the options ask for. */
+    public static int main(Kind kind, String[] args) {
+        return run(kind, args, System.out, System.err, o -> openDefault(o, args));
+    }
+
+    /**
+     * Parses {@code args}, opens the backends, runs the benchmark and closes them. Only rank 0
+     * prints the table; a bad command line is reported by the rank the launcher calls 0 alone.
+     * Returns the exit code: 0, or 1 after a bad option, a validation failure or an error.
+     */
+    public static int run(Kind kind, String[] args, PrintStream out, PrintStream err, Opener opener) {
+        boolean printer = launcherRank() == 0;
+        OsuOptions.Parsed parsed = OsuOptions.parse(kind, args, out, err, printer);
+        if (!parsed.run()) {
+            out.flush();
+            err.flush();
+            return parsed.exitCode;
+        }
+        OsuOptions o = parsed.options;
+        if (kind.hasData() && !o.mpiBackend() && o.types().contains(ElemType.CHAR)) {
+            if (printer) {
+                err.println(kind.program + ": " + Sharp4jBackend.NO_CHAR);
+            }
+            return 1;
+        }
+        Backends backends;
+        try {
+            backends = opener.open(o);
+        } catch (BackendUnavailableException e) {
+            if (printer) {
+                err.println(kind.program + ": " + e.getMessage());
+            }
+            return 1;
+        } catch (Exception e) {
+            err.println(kind.program + ": could not start: " + e);
+            return 1;
+        }
+        int rank = backends.measured.get(0).rank();
+        try {
+            return execute(o, backends.measured, out, err);
+        } catch (RuntimeException e) {
+            err.println(kind.program + ": rank " + rank + ": " + e);
+            for (Throwable c = e.getCause(); c != null; c = c.getCause()) {
+                err.println("  caused by: " + c);
+            }
+            backends.abort(e.toString());
+            return 1;
+        } finally {
+            out.flush();
+            err.flush();
+            try {
+                backends.close();
+            } catch (RuntimeException e) {
+                err.println(kind.program + ": rank " + rank + ": closing: " + e);
+            }
+        }
+    }
+
+    /** The rank the launcher gave this process (sharp4j-run, mpirun, PMIx), before any collective setup; 0 if none. */
+    static int launcherRank() {
+        for (String v : new String[] {RendezvousBootstrap.ENV_RANK, "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+            String s = System.getenv(v);
+            if (s != null) {
+                try {
+                    return Integer.parseInt(s.trim());
+                } catch (NumberFormatException ignored) {
+                    // try the next one
+                }
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * sharp4j through its launcher ({@link Sharp4j#init()}), Open MPI for {@code --backend mpi}, both
+     * for {@code --compare mpi} (sharp4j then bootstrapped over MPI). A sharp4j run started by mpirun
+     * rather than bin/sharp4j-run also bootstraps over MPI when mpi.jar is there.
+     */
+    static Backends openDefault(OsuOptions o, String[] args) throws Exception {
+        boolean underMpirun = System.getenv("OMPI_COMM_WORLD_SIZE") != null && System.getenv(RendezvousBootstrap.ENV_RENDEZVOUS) == null;
+        if (!o.needsMpi()) {
+            if (underMpirun && mpiOnClassPath()) {
+                MpiProvider p = loadMpi("--backend sharp4j under mpirun");
+                Backend mpi = p.open(args);
+                Sharp4jBackend s = new Sharp4jBackend(Sharp4j.create(p.bootstrap(), Config.fromSystemProperties()), true);
+                return new Backends(List.of(s), List.of(s, mpi));
+            }
+            return Backends.of(new Sharp4jBackend(Sharp4j.init(), true));
+        }
+        String what = o.compareMpi() ? "--compare mpi" : "--backend mpi";
+        MpiProvider p = loadMpi(what);
+        Backend mpi;
+        try {
+            mpi = p.open(args);
+        } catch (UnsatisfiedLinkError e) {
+            throw new BackendUnavailableException(what + ": Open MPI's JNI library could not be loaded (" + e.getMessage()
+                    + "): start java with $MPI_JAVA_OPTS from .ci/mpi-env.sh (-Djava.library.path=/usr/lib/x86_64-linux-gnu)", e);
+        }
+        if (mpi.size() < 2 && System.getenv(RendezvousBootstrap.ENV_SIZE) != null) {
+            mpi.close();
+            throw new BackendUnavailableException(what + " must be launched by mpirun, not bin/sharp4j-run: "
+                    + "mpirun $MPIRUN_FLAGS -np 2 java $MPI_JAVA_OPTS -cp <osu-bench jar>:<lib>/*:$MPI_JAR ...");
+        }
+        if (o.mpiBackend()) {
+            return Backends.of(mpi);
+        }
+        Sharp4jBackend s;
+        try {
+            s = new Sharp4jBackend(Sharp4j.create(p.bootstrap(), Config.fromSystemProperties()), true);
+        } catch (RuntimeException e) {
+            mpi.close();
+            throw e;
+        }
+        return new Backends(List.of(s, mpi), List.of(s, mpi));
+    }
+
+    static boolean mpiOnClassPath() {
+        try {
+            Class.forName("mpi.MPI", false, Osu.class.getClassLoader());
+            Class.forName(MPI_PROVIDER, false, Osu.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
+    }
+
+    /** Loads the Open MPI backend by name; a clear error when mpi.jar or the compiled backend is missing. */
+    static MpiProvider loadMpi(String what) {
+        ClassLoader cl = Osu.class.getClassLoader();
+        try {
+            Class.forName("mpi.MPI", false, cl);
+        } catch (ClassNotFoundException | LinkageError e) {
+            throw new BackendUnavailableException(what + " needs Open MPI's mpi.jar on the class path: run .ci/setup-mpi.sh and launch under mpirun");
+        }
+        try {
+            return (MpiProvider) Class.forName(MPI_PROVIDER, true, cl).getDeclaredConstructor().newInstance();
+        } catch (ClassNotFoundException e) {
+            throw new BackendUnavailableException(what + ": this osu-bench build has no MPI backend (mpi.jar was not in the local "
+                    + "Maven repository when it was compiled): run .ci/setup-mpi.sh, then rebuild osu-bench");
+        } catch (ReflectiveOperationException e) {
+            throw new BackendUnavailableException(what + ": cannot load " + MPI_PROVIDER + ": " + e, e);
+        }
+    }
+
+    /** Runs the benchmark on already opened backends; returns the exit code (1 on a validation failure). */
+    static int execute(OsuOptions o, List<Backend> backends, PrintStream out, PrintStream err) {
+        Kind kind = o.kind();
+        Backend lead = backends.get(0);
+        int size = lead.size();
+        boolean print = lead.rank() == 0;
+        for (Backend b : backends) {
+            for (ElemType t : kind.hasData() ? o.types() : List.<ElemType>of()) {
+                String why = b.unsupported(t);
+                if (why != null) {
+                    if (print) {
+                        err.println(kind.program + ": " + why);
+                    }
+                    return 1;
+                }
+            }
+        }
+        if (size < 2) {
+            if (print) {
+                err.println("This test requires at least two processes");
+            }
+            return 1;
+        }
+        if (kind == Kind.REDUCE && !o.rotateRoot() && o.fixedRoot() >= size) {
+            if (print) {
+                err.println("Root rank('-k') cannot be more than number of processes");
+            }
+            return 1;
+        }
+        boolean compare = backends.size() > 1;
+        Table table = new Table(kind, o.full(), o.validation(), o.percentiles(), compare);
+        PrintWriter csv = null;
+        if (print && o.csv() != null) {
+            try {
+                csv = new PrintWriter(Files.newBufferedWriter(o.csv(), StandardCharsets.UTF_8));
+            } catch (IOException e) {
+                err.println(kind.program + ": cannot write " + o.csv() + ": " + e);
+            }
+        }
+        try {
+            if (print) {
+                out.println();
+                out.println(o.title());
+                out.flush();
+            }
+            if (csv != null) {
+                csv.println(table.csvHeader());
+            }
+            if (kind == Kind.BARRIER) {
+                int iters = o.iterationsFor(0);
+                int skip = o.warmupFor(0);
+                if (print) {
+                    out.println(table.header());
+                    out.flush();
+                }
+                for (Backend b : backends) {
+                    jitWarmup(o, b, null, 0);
+                }
+                Stats[] st = new Stats[backends.size()];
+                for (int j = 0; j < st.length; j++) {
+                    st[j] = measure(o, backends.get(j), null, 0, iters, skip);
+                }
+                if (print) {
+                    out.println(table.row(0, st[0], compare ? st[1] : null));
+                    out.flush();
+                }
+                if (csv != null) {
+                    csv.println(table.csvRow("", 0, st[0], compare ? st[1] : null));
+                }
+                return 0;
+            }
+            long failedSize = -1;
+            types:
+            for (ElemType type : o.types()) {
+                List<Integer> counts = o.counts(type);
+                if (counts.isEmpty()) {
+                    if (print) {
+                        err.println(kind.program + ": no " + type.mpiName + " message fits in " + o.maxSize() + " bytes; skipping "
+                                + type);
+                    }
+                    continue;
+                }
+                int capacity = counts.get(counts.size() - 1);
+                Buffers[] bufs = new Buffers[backends.size()];
+                for (int j = 0; j < bufs.length; j++) {
+                    bufs[j] = Buffers.allocate(type, o.arrays(), capacity);
+                    jitWarmup(o, backends.get(j), bufs[j], counts.get(0));
+                }
+                if (print) {
+                    out.println("# Datatype: " + type.mpiName + ".");
+                    out.println(table.header());
+                    out.flush();
+                }
+                for (int count : counts) {
+                    long bytes = (long) count * type.bytes;
+                    int iters = o.iterationsFor(bytes);
+                    int skip = o.warmupFor(bytes);
+                    Stats[] st = new Stats[backends.size()];
+                    for (int j = 0; j < st.length; j++) {
+                        st[j] = measure(o, backends.get(j), bufs[j], count, iters, skip);
+                    }
+                    if (print) {
+                        out.println(table.row(bytes, st[0], compare ? st[1] : null));
+                        out.flush();
+                    }
+                    if (csv != null) {
+                        csv.println(table.csvRow(type.mpiName, bytes, st[0], compare ? st[1] : null));
+                        csv.flush();
+                    }
+                    if (o.validation() && Arrays.stream(st).anyMatch(s -> !s.passed())) {
+                        failedSize = bytes;
+                        break types;
+                    }
+                }
+            }
+            if (failedSize >= 0) {
+                if (print) {
+                    out.println("DATA VALIDATION ERROR: " + kind.program + " exited with status 1 on message size " + failedSize + ".");
+                    out.flush();
+                }
+                return 1;
+            }
+            return 0;
+        } finally {
+            if (csv != null) {
+                csv.close();
+                if (csv.checkError()) {
+                    err.println(kind.program + ": error writing " + o.csv());
+                }
+            }
+        }
+    }
+
+    /**
+     * OMB-J's initial warmup: untimed calls (each followed by a barrier) before a table, so that the
+     * first rows do not time the interpreter and the JIT compiler. Java only; OMB's C code needs none.
+     */
+    static void jitWarmup(OsuOptions o, Backend b, Buffers buf, int count) {
+        int n = o.jitWarmup();
+        for (int i = 0; i < n; i++) {
+            switch (o.kind()) {
+                case ALLREDUCE:
+                    b.allreduce(buf, count, o.inPlace());
+                    break;
+                case REDUCE:
+                    b.reduce(buf, count, o.rootFor(i, b.size()), o.inPlace());
+                    break;
+                default:
+                    break;
+            }
+            b.barrier();
+        }
+    }
+
+    /** OMB's timing loop for one message size on one backend, and its statistics (valid on rank 0). */
+    static Stats measure(OsuOptions o, Backend b, Buffers buf, int count, int iters, int skip) {
+        Kind kind = o.kind();
+        int rank = b.rank();
+        int size = b.size();
+        boolean validate = o.validation();
+        boolean inPlace = o.inPlace();
+        int[] pct = o.percentiles();
+        double[] lat = pct.length > 0 ? new double[iters] : null;
+        long totalNanos = 0;
+        int errors = 0;
+        b.barrier();
+        for (int i = 0; i < iters + skip; i++) {
+            long t0;
+            long t1;
+            switch (kind) {
+                case ALLREDUCE:
+                    if (validate) {
+                        buf.fillValidation(i, count, inPlace);
+                        b.barrier();
+                    }
+                    t0 = System.nanoTime();
+                    b.allreduce(buf, count, inPlace);
+                    t1 = System.nanoTime();
+                    b.barrier();
+                    if (validate) {
+                        errors += buf.checkReduction(i, count, size);
+                    }
+                    break;
+                case REDUCE: {
+                    int root = o.rootFor(i, size);
+                    if (validate) {
+                        buf.fillValidation(i, count, inPlace);
+                    }
+                    b.barrier();
+                    t0 = System.nanoTime();
+                    b.reduce(buf, count, root, inPlace);
+                    t1 = System.nanoTime();
+                    if (validate && rank == root) {
+                        errors += buf.checkReduction(i, count, size);
+                    }
+                    break;
+                }
+                default:
+                    t0 = System.nanoTime();
+                    b.barrier();
+                    t1 = System.nanoTime();
+                    break;
+            }
+            if (i >= skip) {
+                totalNanos += t1 - t0;
+                if (lat != null) {
+                    lat[i - skip] = (t1 - t0) / 1e3;
+                }
+            }
+        }
+        if (kind == Kind.BARRIER) {
+            b.barrier();
+        }
+        double latency = totalNanos / 1e3 / iters;
+        double[] in = {latency};
+        double[] min = new double[1];
+        double[] max = new double[1];
+        double[] sum = new double[1];
+        b.reduceToZero(in, min, StatOp.MIN);
+        b.reduceToZero(in, max, StatOp.MAX);
+        b.reduceToZero(in, sum, StatOp.SUM);
+        double[] tails = new double[pct.length];
+        if (lat != null) {
+            double[] total = new double[iters];
+            b.reduceToZero(lat, total, StatOp.SUM);
+            if (rank == 0) {
+                tails = tailLatencies(total, pct, size);
+            }
+        }
+        if (validate) {
+            errors = b.allreduceSum(errors);
+        }
+        return new Stats(sum[0] / size, min[0], max[0], iters, errors, tails);
+    }
+
+    /**
+     * OMB's omb_calculate_tail_lat: sort the per-iteration latencies summed over ranks, take element
+     * {@code iterations * p / 100 - 1} (integer arithmetic as in OMB, clamped to the array), divide by the ranks.
+     */
+    static double[] tailLatencies(double[] summed, int[] percentiles, int ranks) {
+        double[] s = summed.clone();
+        Arrays.sort(s);
+        double[] out = new double[percentiles.length];
+        for (int k = 0; k < percentiles.length; k++) {
+            int idx = (int) ((long) s.length * percentiles[k] / 100) - 1;
+            idx = Math.max(0, Math.min(s.length - 1, idx));
+            out[k] = s[idx] / ranks;
+        }
+        return out;
+    }
+}

@@ -1,0 +1,109 @@
+package org.sharp4j.osu.mpi;
+
+import java.util.Arrays;
+import java.util.concurrent.ThreadLocalRandom;
+import mpi.Intracomm;
+import mpi.MPI;
+import mpi.MPIException;
+import org.sharp4j.Sharp4jException;
+import org.sharp4j.bootstrap.Bootstrap;
+
+/**
+ * A sharp4j {@link Bootstrap} over an MPI communicator, so that sharp4j runs under mpirun next to
+ * Open MPI: allgather of byte arrays as an MPI allGather of the lengths, then of the arrays padded to
+ * the longest; the job id is rank 0's random id, broadcast. Used only while a communicator is set
+ * up. Closing it leaves MPI running: MPI_Finalize belongs to whoever called MPI_Init.
+ */
+public final class MpiBootstrap implements Bootstrap {
+    private final Intracomm comm;
+    private final int rank;
+    private final int size;
+    private final String jobId;
+
+    /** Collective over {@code comm}. */
+    public MpiBootstrap(Intracomm comm) {
+        this.comm = comm;
+        try {
+            this.rank = comm.getRank();
+            this.size = comm.getSize();
+            byte[] id = new byte[32];
+            if (rank == 0) {
+                String mine = "m" + ProcessHandle.current().pid() + "-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
+                byte[] b = mine.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+                System.arraycopy(b, 0, id, 0, Math.min(b.length, id.length));
+            }
+            comm.bcast(id, id.length, MPI.BYTE, 0);
+            int n = 0;
+            while (n < id.length && id[n] != 0) {
+                n++;
+            }
+            this.jobId = new String(id, 0, n, java.nio.charset.StandardCharsets.US_ASCII);
+        } catch (MPIException e) {
+            throw new Sharp4jException("MPI bootstrap: " + e.getMessage(), e);
+        }
+    }
+
+    /** Over MPI_COMM_WORLD. */
+    public static MpiBootstrap world() {
+        return new MpiBootstrap(MPI.COMM_WORLD);
+    }
+
+    @Override
+    public int rank() {
+        return rank;
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    @Override
+    public String jobId() {
+        return jobId;
+    }
+
+    @Override
+    public byte[][] allgather(byte[] mine) {
+        try {
+            int[] len = {mine.length};
+            int[] lens = new int[size];
+            comm.allGather(len, 1, MPI.INT, lens, 1, MPI.INT);
+            int max = Arrays.stream(lens).max().orElse(0);
+            byte[][] out = new byte[size][];
+            if (max == 0) {
+                for (int r = 0; r < size; r++) {
+                    out[r] = new byte[0];
+                }
+                return out;
+            }
+            byte[] padded = Arrays.copyOf(mine, max);
+            byte[] all = new byte[max * size];
+            comm.allGather(padded, max, MPI.BYTE, all, max, MPI.BYTE);
+            for (int r = 0; r < size; r++) {
+                out[r] = Arrays.copyOfRange(all, r * max, r * max + lens[r]);
+            }
+            return out;
+        } catch (MPIException e) {
+            throw new Sharp4jException("MPI bootstrap allgather: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void barrier() {
+        try {
+            comm.barrier();
+        } catch (MPIException e) {
+            throw new Sharp4jException("MPI bootstrap barrier: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public String name() {
+        return "mpi";
+    }
+
+    @Override
+    public void close() {
+    }
+}

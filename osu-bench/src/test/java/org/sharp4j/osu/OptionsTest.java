@@ -1,0 +1,158 @@
+package org.sharp4j.osu;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class OptionsTest {
+    /** Output of one parse or run: exit code and the two streams. */
+    record Result(int exit, String out, String err, OsuOptions options) {
+    }
+
+    static Result parse(Kind kind, String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        OsuOptions.Parsed p;
+        try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
+                PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
+            p = OsuOptions.parse(kind, args, o, e, true);
+        }
+        return new Result(p.exitCode, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8), p.options);
+    }
+
+    static OsuOptions ok(Kind kind, String... args) {
+        Result r = parse(kind, args);
+        assertTrue(r.options() != null, () -> "parse failed: " + r.err());
+        return r.options();
+    }
+
+    static void rejected(Kind kind, String expectInErr, String... args) {
+        Result r = parse(kind, args);
+        assertEquals(1, r.exit(), () -> String.join(" ", args) + " should be rejected");
+        assertTrue(r.err().contains(expectInErr), () -> "stderr: " + r.err());
+        assertTrue(r.out().contains("Usage: " + kind.program), () -> "usage on stdout as OMB: " + r.out());
+    }
+
+    @Test
+    void defaultsFollowOmbBySize() {
+        OsuOptions o = ok(Kind.ALLREDUCE);
+        assertEquals(1000, o.iterationsFor(4));
+        assertEquals(100, o.warmupFor(4));
+        assertEquals(1000, o.iterationsFor(8192));
+        assertEquals(100, o.warmupFor(8192));
+        assertEquals(100, o.iterationsFor(16384));
+        assertEquals(10, o.warmupFor(16384));
+        assertEquals(1000, ok(Kind.BARRIER).iterationsFor(0));
+        assertEquals(List.of(ElemType.FLOAT), o.types());
+        assertFalse(o.full() || o.validation() || o.inPlace() || o.arrays() || o.needsMpi());
+        assertEquals(0, o.percentiles().length);
+        assertEquals(10000, o.jitWarmup());
+    }
+
+    @Test
+    void givenIterationsApplyToAllSizes() {
+        OsuOptions o = ok(Kind.ALLREDUCE, "-i", "50", "-x", "5");
+        assertEquals(50, o.iterationsFor(4));
+        assertEquals(50, o.iterationsFor(1 << 20));
+        assertEquals(5, o.warmupFor(4));
+        assertEquals(5, o.warmupFor(1 << 20));
+        OsuOptions onlyI = ok(Kind.ALLREDUCE, "--iterations=7");
+        assertEquals(7, onlyI.iterationsFor(1 << 20));
+        assertEquals(10, onlyI.warmupFor(1 << 20));
+    }
+
+    @Test
+    void messageSizes() {
+        assertEquals(List.of(8L, 16L, 32L, 64L), ok(Kind.ALLREDUCE, "-m", "8:64").sizes(ElemType.FLOAT));
+        assertEquals(List.of(8L, 16L, 32L, 64L), ok(Kind.ALLREDUCE, "-m", "8:64").sizes(ElemType.DOUBLE));
+        assertEquals(List.of(1, 2, 4, 8), ok(Kind.ALLREDUCE, "-m", "8:64").counts(ElemType.DOUBLE));
+        // default 1 B .. 1 MiB, smaller than one element rounds up to one element
+        List<Long> floats = ok(Kind.ALLREDUCE).sizes(ElemType.FLOAT);
+        assertEquals(4L, floats.get(0));
+        assertEquals(1L << 20, floats.get(floats.size() - 1));
+        assertEquals(19, floats.size());
+        assertEquals(21, ok(Kind.ALLREDUCE).sizes(ElemType.CHAR).size());
+        assertEquals(List.of(8L, 16L), ok(Kind.ALLREDUCE, "-m", "1:16").sizes(ElemType.DOUBLE));
+        assertEquals(List.of(), ok(Kind.ALLREDUCE, "-m", "1:4").sizes(ElemType.DOUBLE));
+        // OMB's forms: MAX, MIN:MAX, MIN:
+        assertEquals(List.of(4L, 8L, 16L, 32L, 64L, 128L), ok(Kind.ALLREDUCE, "-m", "128").sizes(ElemType.INT));
+        OsuOptions minOnly = ok(Kind.ALLREDUCE, "-m", "512:");
+        assertEquals(512, minOnly.minSize());
+        assertEquals(1 << 20, minOnly.maxSize());
+        assertEquals(List.of(1024L, 2048L), ok(Kind.ALLREDUCE, "--message-size=1k:2k").sizes(ElemType.LONG));
+    }
+
+    @Test
+    void typesRootTailsApi() {
+        OsuOptions o = ok(Kind.REDUCE, "-T", "int,mpi_double", "-T", "LONG", "-k", "rotate", "-z", "-a", "arrays", "-l", "-c", "-f");
+        assertEquals(List.of(ElemType.INT, ElemType.DOUBLE, ElemType.LONG), o.types());
+        assertTrue(o.rotateRoot());
+        assertEquals(3, o.rootFor(7, 4));
+        assertArrayEquals(new int[] {50, 90, 99}, o.percentiles());
+        assertTrue(o.arrays() && o.inPlace() && o.validation() && o.full());
+        OsuOptions fixed = ok(Kind.REDUCE, "-k", "fixed:1", "-z95,5");
+        assertEquals(1, fixed.rootFor(7, 4));
+        assertArrayEquals(new int[] {95, 5}, fixed.percentiles());
+        assertEquals(List.of(ElemType.values()), ok(Kind.ALLREDUCE, "-T", "all").types());
+        assertTrue(ok(Kind.ALLREDUCE, "--compare", "mpi").compareMpi());
+        assertTrue(ok(Kind.ALLREDUCE, "--backend", "mpi").mpiBackend());
+    }
+
+    @Test
+    void unknownOptionPrintsUsageAndExits1() {
+        rejected(Kind.ALLREDUCE, "Unknown option: '-q'", "-q");
+        rejected(Kind.ALLREDUCE, "Unknown option", "--bogus");
+        rejected(Kind.ALLREDUCE, "Unknown options: '-k', 'rotate'", "-k", "rotate"); // -k is reduce's only, as in OMB
+        rejected(Kind.BARRIER, "Unknown option: '-c'", "-c"); // OMB's barrier has no validation
+        rejected(Kind.BARRIER, "Unknown option", "-T", "int");
+    }
+
+    @Test
+    void badValuesExit1() {
+        rejected(Kind.ALLREDUCE, "Invalid Message Size", "-m", "0:8");
+        rejected(Kind.ALLREDUCE, "Invalid Message Size", "-m", "64:8");
+        rejected(Kind.ALLREDUCE, "Invalid Message Size", "-m", "abc");
+        rejected(Kind.ALLREDUCE, "Invalid Number of Iterations", "-i", "0");
+        rejected(Kind.ALLREDUCE, "Invalid value for option '--iterations'", "-i", "many");
+        rejected(Kind.ALLREDUCE, "Invalid Number of Warmup Iterations", "-x", "-1");
+        rejected(Kind.ALLREDUCE, "Invalid type", "-T", "complex");
+        rejected(Kind.REDUCE, "Invalid root rank", "-k", "fixed:x");
+        rejected(Kind.REDUCE, "Invalid root rank", "-k", "random");
+        rejected(Kind.ALLREDUCE, "Percentile range", "-z101");
+        rejected(Kind.ALLREDUCE, "Invalid API", "-a", "heap");
+        rejected(Kind.ALLREDUCE, "Invalid backend", "--backend", "ucx");
+        rejected(Kind.ALLREDUCE, "drop --backend mpi", "--backend", "mpi", "--compare", "mpi");
+    }
+
+    @Test
+    void helpAndVersionExit0() {
+        Result h = parse(Kind.REDUCE, "-h");
+        assertEquals(0, h.exit());
+        assertTrue(h.out().startsWith("Usage: osu_reduce"), h.out());
+        assertTrue(h.out().contains("--root-rank"));
+        Result v = parse(Kind.ALLREDUCE, "-v");
+        assertEquals(0, v.exit());
+        assertEquals("# OSU MPI Allreduce Latency Test v7.4 (sharp4j port)" + System.lineSeparator(), v.out());
+        assertEquals("# OSU MPI Barrier Latency Test v7.4 (sharp4j port: sharp4j vs Open MPI Java)",
+                ok(Kind.BARRIER, "--compare", "mpi").title());
+    }
+
+    @Test
+    void charIsRejectedForSharp4jBeforeAnyCollective() {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit = Osu.run(Kind.ALLREDUCE, new String[] {"-T", "char"}, new PrintStream(new ByteArrayOutputStream()),
+                new PrintStream(err, true, StandardCharsets.UTF_8), o -> {
+                    throw new AssertionError("no backend may be opened");
+                });
+        assertEquals(1, exit);
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("sharp4j has no 1-byte type"), err.toString(StandardCharsets.UTF_8));
+        assertTrue(ok(Kind.ALLREDUCE, "-T", "char", "--backend", "mpi").types().contains(ElemType.CHAR));
+    }
+}
