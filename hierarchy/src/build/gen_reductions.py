@@ -31,28 +31,38 @@ def main():
     out.append("""
     /** {@code dst = dst op src} over {@code count} elements of {@code type}. */
     public static void combine(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer src, int sOff, int count) {
+        combine(type, op, dst, dOff, dst, dOff, src, sOff, count);
+    }
+
+    /**
+     * {@code dst = a op b} over {@code count} elements: the first step of a fold in one pass
+     * instead of a copy and a combine. {@code dst} may be {@code a} (in place).
+     */
+    public static void combine(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff,
+            int count) {
         switch (type) {
-            case INT: combineInt(op, dst, dOff, src, sOff, count); break;
-            case LONG: combineLong(op, dst, dOff, src, sOff, count); break;
-            case FLOAT: combineFloat(op, dst, dOff, src, sOff, count); break;
-            case DOUBLE: combineDouble(op, dst, dOff, src, sOff, count); break;
+            case INT: combineInt(op, dst, dOff, a, aOff, b, bOff, count); break;
+            case LONG: combineLong(op, dst, dOff, a, aOff, b, bOff, count); break;
+            case FLOAT: combineFloat(op, dst, dOff, a, aOff, b, bOff, count); break;
+            case DOUBLE: combineDouble(op, dst, dOff, a, aOff, b, bOff, count); break;
             default: throw new AssertionError(type);
         }
     }
 """)
     for name, jt, code, sz, integ in TYPES:
         cap = jt[0].upper() + jt[1:]
-        out.append(f"    private static void combine{cap}(Op op, ByteBuffer d, int dOff, ByteBuffer s, int sOff, int n) {{")
+        out.append(f"    private static void combine{cap}(Op op, ByteBuffer d, int dOff, ByteBuffer x, int xOff, ByteBuffer y, int yOff, int n) {{")
         out.append(f"        final int end = dOff + n * {sz};")
-        out.append("        final int delta = sOff - dOff;")
+        out.append("        final int dx = xOff - dOff;")
+        out.append("        final int dy = yOff - dOff;")
         out.append("        switch (op) {")
         for op in OPS:
             if not integ and op in ("BAND", "BOR", "BXOR", "LAND", "LOR"):
                 continue
             out.append(f"            case {op}:")
             out.append(f"                for (int i = dOff; i < end; i += {sz}) {{")
-            out.append(f"                    {jt} a = ({jt}) {code}.get(d, i);")
-            out.append(f"                    {jt} b = ({jt}) {code}.get(s, i + delta);")
+            out.append(f"                    {jt} a = ({jt}) {code}.get(x, i + dx);")
+            out.append(f"                    {jt} b = ({jt}) {code}.get(y, i + dy);")
             out.append(f"                    {code}.set(d, i, ({jt}) ({expr(op, jt, 'a', 'b')}));")
             out.append("                }")
             out.append("                return;")

@@ -395,15 +395,20 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             int hi = Math.min(n, lo + tile);
             ShmLevel out = socketCount > 1 ? node : sock;
             int outBase = socketCount > 1 ? node.slot(set, socketIndexInNode) : sock.result(set);
+            int prev = 0;
             for (int m = 0; m < q; m++) {
                 sock.awaitChecked(set, m, ShmLevel.ARRIVED, s, desc, waiter, st, rank);
                 if (hi > lo && st.ok()) {
                     int from = (Desc.shared(sock.descOf(set, m)) ? sock.shared(m) + first * size : sock.slot(set, m)) + lo * size;
-                    if (m == 0) {
-                        ShmLevel.copy(out.buf, outBase + lo * size, sock.buf, from, (hi - lo) * size);
-                    } else {
-                        Reductions.combine(t, op, out.buf, outBase + lo * size, sock.buf, from, hi - lo);
+                    int to = outBase + lo * size;
+                    if (q == 1) {
+                        ShmLevel.copy(out.buf, to, sock.buf, from, (hi - lo) * size);
+                    } else if (m == 1) {
+                        Reductions.combine(t, op, out.buf, to, sock.buf, prev, sock.buf, from, hi - lo); // x0 op x1 in one pass
+                    } else if (m > 1) {
+                        Reductions.combine(t, op, out.buf, to, sock.buf, from, hi - lo);
                     }
+                    prev = from;
                 }
             }
             sock.publish(set, ShmLevel.TILED, s, desc, st);
@@ -420,10 +425,11 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     node.awaitChecked(set, m, ShmLevel.ARRIVED, s, desc, waiter, st, rank);
                     if (nhi > nlo && st.ok()) {
                         int from = node.slot(set, m) + nlo * size;
-                        if (m == 0) {
-                            ShmLevel.copy(node.buf, node.result(set) + nlo * size, node.buf, from, (nhi - nlo) * size);
-                        } else {
-                            Reductions.combine(t, op, node.buf, node.result(set) + nlo * size, node.buf, from, nhi - nlo);
+                        int to = node.result(set) + nlo * size;
+                        if (m == 1) {
+                            Reductions.combine(t, op, node.buf, to, node.buf, node.slot(set, 0) + nlo * size, node.buf, from, nhi - nlo);
+                        } else if (m > 1) {
+                            Reductions.combine(t, op, node.buf, to, node.buf, from, nhi - nlo);
                         }
                     }
                 }

@@ -29,79 +29,89 @@ public final class Reductions {
 
     /** {@code dst = dst op src} over {@code count} elements of {@code type}. */
     public static void combine(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer src, int sOff, int count) {
+        combine(type, op, dst, dOff, dst, dOff, src, sOff, count);
+    }
+
+    /**
+     * {@code dst = a op b} over {@code count} elements: the first step of a fold in one pass
+     * instead of a copy and a combine. {@code dst} may be {@code a} (in place).
+     */
+    public static void combine(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff,
+            int count) {
         switch (type) {
-            case INT: combineInt(op, dst, dOff, src, sOff, count); break;
-            case LONG: combineLong(op, dst, dOff, src, sOff, count); break;
-            case FLOAT: combineFloat(op, dst, dOff, src, sOff, count); break;
-            case DOUBLE: combineDouble(op, dst, dOff, src, sOff, count); break;
+            case INT: combineInt(op, dst, dOff, a, aOff, b, bOff, count); break;
+            case LONG: combineLong(op, dst, dOff, a, aOff, b, bOff, count); break;
+            case FLOAT: combineFloat(op, dst, dOff, a, aOff, b, bOff, count); break;
+            case DOUBLE: combineDouble(op, dst, dOff, a, aOff, b, bOff, count); break;
             default: throw new AssertionError(type);
         }
     }
 
-    private static void combineInt(Op op, ByteBuffer d, int dOff, ByteBuffer s, int sOff, int n) {
+    private static void combineInt(Op op, ByteBuffer d, int dOff, ByteBuffer x, int xOff, ByteBuffer y, int yOff, int n) {
         final int end = dOff + n * 4;
-        final int delta = sOff - dOff;
+        final int dx = xOff - dOff;
+        final int dy = yOff - dOff;
         switch (op) {
             case SUM:
                 for (int i = dOff; i < end; i += 4) {
-                    int a = (int) I.get(d, i);
-                    int b = (int) I.get(s, i + delta);
+                    int a = (int) I.get(x, i + dx);
+                    int b = (int) I.get(y, i + dy);
                     I.set(d, i, (int) (a + b));
                 }
                 return;
             case PROD:
                 for (int i = dOff; i < end; i += 4) {
-                    int a = (int) I.get(d, i);
-                    int b = (int) I.get(s, i + delta);
+                    int a = (int) I.get(x, i + dx);
+                    int b = (int) I.get(y, i + dy);
                     I.set(d, i, (int) (a * b));
                 }
                 return;
             case MIN:
                 for (int i = dOff; i < end; i += 4) {
-                    int a = (int) I.get(d, i);
-                    int b = (int) I.get(s, i + delta);
+                    int a = (int) I.get(x, i + dx);
+                    int b = (int) I.get(y, i + dy);
                     I.set(d, i, (int) (Math.min(a, b)));
                 }
                 return;
             case MAX:
                 for (int i = dOff; i < end; i += 4) {
-                    int a = (int) I.get(d, i);
-                    int b = (int) I.get(s, i + delta);
+                    int a = (int) I.get(x, i + dx);
+                    int b = (int) I.get(y, i + dy);
                     I.set(d, i, (int) (Math.max(a, b)));
                 }
                 return;
             case BAND:
                 for (int i = dOff; i < end; i += 4) {
-                    int a = (int) I.get(d, i);
-                    int b = (int) I.get(s, i + delta);
+                    int a = (int) I.get(x, i + dx);
+                    int b = (int) I.get(y, i + dy);
                     I.set(d, i, (int) (a & b));
                 }
                 return;
             case BOR:
                 for (int i = dOff; i < end; i += 4) {
-                    int a = (int) I.get(d, i);
-                    int b = (int) I.get(s, i + delta);
+                    int a = (int) I.get(x, i + dx);
+                    int b = (int) I.get(y, i + dy);
                     I.set(d, i, (int) (a | b));
                 }
                 return;
             case BXOR:
                 for (int i = dOff; i < end; i += 4) {
-                    int a = (int) I.get(d, i);
-                    int b = (int) I.get(s, i + delta);
+                    int a = (int) I.get(x, i + dx);
+                    int b = (int) I.get(y, i + dy);
                     I.set(d, i, (int) (a ^ b));
                 }
                 return;
             case LAND:
                 for (int i = dOff; i < end; i += 4) {
-                    int a = (int) I.get(d, i);
-                    int b = (int) I.get(s, i + delta);
+                    int a = (int) I.get(x, i + dx);
+                    int b = (int) I.get(y, i + dy);
                     I.set(d, i, (int) ((a != 0 && b != 0) ? 1 : 0));
                 }
                 return;
             case LOR:
                 for (int i = dOff; i < end; i += 4) {
-                    int a = (int) I.get(d, i);
-                    int b = (int) I.get(s, i + delta);
+                    int a = (int) I.get(x, i + dx);
+                    int b = (int) I.get(y, i + dy);
                     I.set(d, i, (int) ((a != 0 || b != 0) ? 1 : 0));
                 }
                 return;
@@ -110,70 +120,71 @@ public final class Reductions {
         }
     }
 
-    private static void combineLong(Op op, ByteBuffer d, int dOff, ByteBuffer s, int sOff, int n) {
+    private static void combineLong(Op op, ByteBuffer d, int dOff, ByteBuffer x, int xOff, ByteBuffer y, int yOff, int n) {
         final int end = dOff + n * 8;
-        final int delta = sOff - dOff;
+        final int dx = xOff - dOff;
+        final int dy = yOff - dOff;
         switch (op) {
             case SUM:
                 for (int i = dOff; i < end; i += 8) {
-                    long a = (long) J.get(d, i);
-                    long b = (long) J.get(s, i + delta);
+                    long a = (long) J.get(x, i + dx);
+                    long b = (long) J.get(y, i + dy);
                     J.set(d, i, (long) (a + b));
                 }
                 return;
             case PROD:
                 for (int i = dOff; i < end; i += 8) {
-                    long a = (long) J.get(d, i);
-                    long b = (long) J.get(s, i + delta);
+                    long a = (long) J.get(x, i + dx);
+                    long b = (long) J.get(y, i + dy);
                     J.set(d, i, (long) (a * b));
                 }
                 return;
             case MIN:
                 for (int i = dOff; i < end; i += 8) {
-                    long a = (long) J.get(d, i);
-                    long b = (long) J.get(s, i + delta);
+                    long a = (long) J.get(x, i + dx);
+                    long b = (long) J.get(y, i + dy);
                     J.set(d, i, (long) (Math.min(a, b)));
                 }
                 return;
             case MAX:
                 for (int i = dOff; i < end; i += 8) {
-                    long a = (long) J.get(d, i);
-                    long b = (long) J.get(s, i + delta);
+                    long a = (long) J.get(x, i + dx);
+                    long b = (long) J.get(y, i + dy);
                     J.set(d, i, (long) (Math.max(a, b)));
                 }
                 return;
             case BAND:
                 for (int i = dOff; i < end; i += 8) {
-                    long a = (long) J.get(d, i);
-                    long b = (long) J.get(s, i + delta);
+                    long a = (long) J.get(x, i + dx);
+                    long b = (long) J.get(y, i + dy);
                     J.set(d, i, (long) (a & b));
                 }
                 return;
             case BOR:
                 for (int i = dOff; i < end; i += 8) {
-                    long a = (long) J.get(d, i);
-                    long b = (long) J.get(s, i + delta);
+                    long a = (long) J.get(x, i + dx);
+                    long b = (long) J.get(y, i + dy);
                     J.set(d, i, (long) (a | b));
                 }
                 return;
             case BXOR:
                 for (int i = dOff; i < end; i += 8) {
-                    long a = (long) J.get(d, i);
-                    long b = (long) J.get(s, i + delta);
+                    long a = (long) J.get(x, i + dx);
+                    long b = (long) J.get(y, i + dy);
                     J.set(d, i, (long) (a ^ b));
                 }
                 return;
             case LAND:
                 for (int i = dOff; i < end; i += 8) {
-                    long a = (long) J.get(d, i);
-                    long b = (long) J.get(s, i + delta);
+                    long a = (long) J.get(x, i + dx);
+                    long b = (long) J.get(y, i + dy);
                     J.set(d, i, (long) ((a != 0 && b != 0) ? 1L : 0L));
                 }
                 return;
             case LOR:
                 for (int i = dOff; i < end; i += 8) {
-                    long a = (long) J.get(d, i);
-                    long b = (long) J.get(s, i + delta);
+                    long a = (long) J.get(x, i + dx);
+                    long b = (long) J.get(y, i + dy);
                     J.set(d, i, (long) ((a != 0 || b != 0) ? 1L : 0L));
                 }
                 return;
@@ -182,35 +193,36 @@ public final class Reductions {
         }
     }
 
-    private static void combineFloat(Op op, ByteBuffer d, int dOff, ByteBuffer s, int sOff, int n) {
+    private static void combineFloat(Op op, ByteBuffer d, int dOff, ByteBuffer x, int xOff, ByteBuffer y, int yOff, int n) {
         final int end = dOff + n * 4;
-        final int delta = sOff - dOff;
+        final int dx = xOff - dOff;
+        final int dy = yOff - dOff;
         switch (op) {
             case SUM:
                 for (int i = dOff; i < end; i += 4) {
-                    float a = (float) F.get(d, i);
-                    float b = (float) F.get(s, i + delta);
+                    float a = (float) F.get(x, i + dx);
+                    float b = (float) F.get(y, i + dy);
                     F.set(d, i, (float) (a + b));
                 }
                 return;
             case PROD:
                 for (int i = dOff; i < end; i += 4) {
-                    float a = (float) F.get(d, i);
-                    float b = (float) F.get(s, i + delta);
+                    float a = (float) F.get(x, i + dx);
+                    float b = (float) F.get(y, i + dy);
                     F.set(d, i, (float) (a * b));
                 }
                 return;
             case MIN:
                 for (int i = dOff; i < end; i += 4) {
-                    float a = (float) F.get(d, i);
-                    float b = (float) F.get(s, i + delta);
+                    float a = (float) F.get(x, i + dx);
+                    float b = (float) F.get(y, i + dy);
                     F.set(d, i, (float) (Math.min(a, b)));
                 }
                 return;
             case MAX:
                 for (int i = dOff; i < end; i += 4) {
-                    float a = (float) F.get(d, i);
-                    float b = (float) F.get(s, i + delta);
+                    float a = (float) F.get(x, i + dx);
+                    float b = (float) F.get(y, i + dy);
                     F.set(d, i, (float) (Math.max(a, b)));
                 }
                 return;
@@ -219,35 +231,36 @@ public final class Reductions {
         }
     }
 
-    private static void combineDouble(Op op, ByteBuffer d, int dOff, ByteBuffer s, int sOff, int n) {
+    private static void combineDouble(Op op, ByteBuffer d, int dOff, ByteBuffer x, int xOff, ByteBuffer y, int yOff, int n) {
         final int end = dOff + n * 8;
-        final int delta = sOff - dOff;
+        final int dx = xOff - dOff;
+        final int dy = yOff - dOff;
         switch (op) {
             case SUM:
                 for (int i = dOff; i < end; i += 8) {
-                    double a = (double) D.get(d, i);
-                    double b = (double) D.get(s, i + delta);
+                    double a = (double) D.get(x, i + dx);
+                    double b = (double) D.get(y, i + dy);
                     D.set(d, i, (double) (a + b));
                 }
                 return;
             case PROD:
                 for (int i = dOff; i < end; i += 8) {
-                    double a = (double) D.get(d, i);
-                    double b = (double) D.get(s, i + delta);
+                    double a = (double) D.get(x, i + dx);
+                    double b = (double) D.get(y, i + dy);
                     D.set(d, i, (double) (a * b));
                 }
                 return;
             case MIN:
                 for (int i = dOff; i < end; i += 8) {
-                    double a = (double) D.get(d, i);
-                    double b = (double) D.get(s, i + delta);
+                    double a = (double) D.get(x, i + dx);
+                    double b = (double) D.get(y, i + dy);
                     D.set(d, i, (double) (Math.min(a, b)));
                 }
                 return;
             case MAX:
                 for (int i = dOff; i < end; i += 8) {
-                    double a = (double) D.get(d, i);
-                    double b = (double) D.get(s, i + delta);
+                    double a = (double) D.get(x, i + dx);
+                    double b = (double) D.get(y, i + dy);
                     D.set(d, i, (double) (Math.max(a, b)));
                 }
                 return;
