@@ -8,7 +8,7 @@ import org.sharp4j.tuning.Sizes;
 
 /**
  * Settings of a communicator. {@link #fromSystemProperties()} reads the {@code sharp4j.*} system
- * properties; tests build variants with the {@code with*} methods. Immutable.
+ * properties; tests build variants with the {@code with*} methods. Immutable: every {@code with*} returns a copy.
  *
  * <table>
  *   <caption>Properties</caption>
@@ -22,31 +22,49 @@ import org.sharp4j.tuning.Sizes;
  *   <tr><td>sharp4j.wait</td><td>spin:20us,yield:1ms,park:1ms (see WaitPolicy)</td></tr>
  *   <tr><td>sharp4j.timeout</td><td>how long to wait for a peer before failing, default 300 s</td></tr>
  *   <tr><td>sharp4j.shm.dir</td><td>where segment files live, default /dev/shm</td></tr>
+ *   <tr><td>sharp4j.warmup</td><td>JIT warm-up rounds at creation, default 16 (0: off)</td></tr>
  * </table>
  */
 public final class Config {
     public static final int DEFAULT_SLOT_BYTES = 64 * 1024;
     public static final int DEFAULT_SHARED_BYTES = 1024 * 1024;
     public static final long DEFAULT_TIMEOUT_NANOS = 300_000_000_000L;
+    /** Rounds of the JIT warm-up run when a communicator is created (see Engine.warmUp). */
+    public static final int DEFAULT_WARMUP_ROUNDS = 16;
 
-    private final int simulatedNodes;
-    private final int simulatedSockets;
-    private final String hostname;
-    private final int slotBytes;
-    private final int sharedBytes;
-    private final IntraNodeTuning tuning;
-    private final String waitSpec;
-    private final long timeoutNanos;
-    private final Path shmDir;
-    private final boolean groupByNuma;
+    // Effectively final: only the private copy-and-set methods below write them.
+    private int simulatedNodes;
+    private int simulatedSockets;
+    private String hostname;
+    private int slotBytes = DEFAULT_SLOT_BYTES;
+    private int sharedBytes = DEFAULT_SHARED_BYTES;
+    private IntraNodeTuning tuning = IntraNodeTuning.defaults();
+    private String waitSpec;
+    private long timeoutNanos = DEFAULT_TIMEOUT_NANOS;
+    private Path shmDir = Path.of("/dev/shm");
+    private boolean groupByNuma;
+    private int warmupRounds = DEFAULT_WARMUP_ROUNDS;
 
-    private Config(int simulatedNodes, int simulatedSockets, String hostname, int slotBytes, int sharedBytes,
-            IntraNodeTuning tuning, String waitSpec, long timeoutNanos, Path shmDir) {
-        this(simulatedNodes, simulatedSockets, hostname, slotBytes, sharedBytes, tuning, waitSpec, timeoutNanos, shmDir, false);
+    private Config() {
     }
 
-    private Config(int simulatedNodes, int simulatedSockets, String hostname, int slotBytes, int sharedBytes,
-            IntraNodeTuning tuning, String waitSpec, long timeoutNanos, Path shmDir, boolean groupByNuma) {
+    private Config copy() {
+        Config c = new Config();
+        c.simulatedNodes = simulatedNodes;
+        c.simulatedSockets = simulatedSockets;
+        c.hostname = hostname;
+        c.slotBytes = slotBytes;
+        c.sharedBytes = sharedBytes;
+        c.tuning = tuning;
+        c.waitSpec = waitSpec;
+        c.timeoutNanos = timeoutNanos;
+        c.shmDir = shmDir;
+        c.groupByNuma = groupByNuma;
+        c.warmupRounds = warmupRounds;
+        return c;
+    }
+
+    private Config validated() {
         if (simulatedNodes < 0 || simulatedSockets < 0) {
             throw new IllegalArgumentException("simulated nodes/sockets must be >= 0");
         }
@@ -59,21 +77,17 @@ public final class Config {
         if (timeoutNanos <= 0) {
             throw new IllegalArgumentException("sharp4j.timeout must be positive");
         }
-        this.simulatedNodes = simulatedNodes;
-        this.simulatedSockets = simulatedSockets;
-        this.hostname = hostname;
-        this.slotBytes = slotBytes;
-        this.sharedBytes = sharedBytes;
-        this.tuning = tuning;
-        this.waitSpec = waitSpec;
-        this.timeoutNanos = timeoutNanos;
-        this.shmDir = shmDir;
-        this.groupByNuma = groupByNuma;
+        if (warmupRounds < 0) {
+            throw new IllegalArgumentException("sharp4j.warmup must be >= 0, got " + warmupRounds);
+        }
+        if (tuning == null || shmDir == null) {
+            throw new NullPointerException("tuning and shm dir must not be null");
+        }
+        return this;
     }
 
     public static Config defaults() {
-        return new Config(0, 0, null, DEFAULT_SLOT_BYTES, DEFAULT_SHARED_BYTES, IntraNodeTuning.defaults(), null,
-                DEFAULT_TIMEOUT_NANOS, Path.of("/dev/shm"));
+        return new Config();
     }
 
     public static Config fromSystemProperties() {
@@ -82,17 +96,19 @@ public final class Config {
 
     public static Config fromProperties(Properties p) {
         try {
-            return new Config(
-                    Integer.parseInt(p.getProperty("sharp4j.topology.nodes", "0").trim()),
-                    Integer.parseInt(p.getProperty("sharp4j.topology.sockets", "0").trim()),
-                    p.getProperty("sharp4j.hostname"),
-                    (int) Math.min(Integer.MAX_VALUE, Sizes.parseBytes(p.getProperty("sharp4j.slot.bytes", "64k"))),
-                    (int) Math.min(Integer.MAX_VALUE, Sizes.parseBytes(p.getProperty("sharp4j.shared.bytes", "1M"))),
-                    IntraNodeTuning.fromProperties(p),
-                    p.getProperty("sharp4j.wait"),
-                    WaitPolicy.parseNanos(p.getProperty("sharp4j.timeout", "300")),
-                    Path.of(p.getProperty("sharp4j.shm.dir", "/dev/shm")),
-                    parseGroup(p.getProperty("sharp4j.topology.group", "socket")));
+            Config c = new Config();
+            c.simulatedNodes = Integer.parseInt(p.getProperty("sharp4j.topology.nodes", "0").trim());
+            c.simulatedSockets = Integer.parseInt(p.getProperty("sharp4j.topology.sockets", "0").trim());
+            c.groupByNuma = parseGroup(p.getProperty("sharp4j.topology.group", "socket"));
+            c.hostname = p.getProperty("sharp4j.hostname");
+            c.slotBytes = (int) Math.min(Integer.MAX_VALUE, Sizes.parseBytes(p.getProperty("sharp4j.slot.bytes", "64k")));
+            c.sharedBytes = (int) Math.min(Integer.MAX_VALUE, Sizes.parseBytes(p.getProperty("sharp4j.shared.bytes", "1M")));
+            c.tuning = IntraNodeTuning.fromProperties(p);
+            c.waitSpec = p.getProperty("sharp4j.wait");
+            c.timeoutNanos = WaitPolicy.parseNanos(p.getProperty("sharp4j.timeout", "300"));
+            c.shmDir = Path.of(p.getProperty("sharp4j.shm.dir", "/dev/shm"));
+            c.warmupRounds = Integer.parseInt(p.getProperty("sharp4j.warmup", Integer.toString(DEFAULT_WARMUP_ROUNDS)).trim());
+            return c.validated();
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("bad sharp4j.* property: " + e.getMessage(), e);
         }
@@ -106,38 +122,61 @@ public final class Config {
         }
     }
 
-    /** Whether ranks are grouped by NUMA node rather than socket ({@code sharp4j.topology.group=numa}). */
-    public boolean groupByNuma() {
-        return groupByNuma;
-    }
-
     public Config withSimulatedTopology(int nodes, int sockets) {
-        return new Config(nodes, sockets, hostname, slotBytes, sharedBytes, tuning, waitSpec, timeoutNanos, shmDir);
+        Config c = copy();
+        c.simulatedNodes = nodes;
+        c.simulatedSockets = sockets;
+        return c.validated();
     }
 
+    /** Also raises the shared buffer to at least one slot. */
     public Config withSlotBytes(int bytes) {
-        return new Config(simulatedNodes, simulatedSockets, hostname, bytes, Math.max(sharedBytes, bytes), tuning, waitSpec,
-                timeoutNanos, shmDir);
+        Config c = copy();
+        c.slotBytes = bytes;
+        c.sharedBytes = Math.max(sharedBytes, bytes);
+        return c.validated();
     }
 
     public Config withSharedBytes(int bytes) {
-        return new Config(simulatedNodes, simulatedSockets, hostname, slotBytes, bytes, tuning, waitSpec, timeoutNanos, shmDir);
+        Config c = copy();
+        c.sharedBytes = bytes;
+        return c.validated();
     }
 
     public Config withTuning(IntraNodeTuning t) {
-        return new Config(simulatedNodes, simulatedSockets, hostname, slotBytes, sharedBytes, t, waitSpec, timeoutNanos, shmDir);
+        Config c = copy();
+        c.tuning = t;
+        return c.validated();
     }
 
     public Config withTimeoutNanos(long nanos) {
-        return new Config(simulatedNodes, simulatedSockets, hostname, slotBytes, sharedBytes, tuning, waitSpec, nanos, shmDir);
+        Config c = copy();
+        c.timeoutNanos = nanos;
+        return c.validated();
     }
 
     public Config withWait(String spec) {
-        return new Config(simulatedNodes, simulatedSockets, hostname, slotBytes, sharedBytes, tuning, spec, timeoutNanos, shmDir);
+        Config c = copy();
+        c.waitSpec = spec;
+        return c.validated();
     }
 
     public Config withHostname(String h) {
-        return new Config(simulatedNodes, simulatedSockets, h, slotBytes, sharedBytes, tuning, waitSpec, timeoutNanos, shmDir);
+        Config c = copy();
+        c.hostname = h;
+        return c.validated();
+    }
+
+    public Config withGroupByNuma(boolean byNuma) {
+        Config c = copy();
+        c.groupByNuma = byNuma;
+        return c.validated();
+    }
+
+    public Config withWarmupRounds(int rounds) {
+        Config c = copy();
+        c.warmupRounds = rounds;
+        return c.validated();
     }
 
     public int simulatedNodes() {
@@ -146,6 +185,11 @@ public final class Config {
 
     public int simulatedSockets() {
         return simulatedSockets;
+    }
+
+    /** Whether ranks are grouped by NUMA node rather than socket ({@code sharp4j.topology.group=numa}). */
+    public boolean groupByNuma() {
+        return groupByNuma;
     }
 
     /** Host name override, or null for the real one. */
@@ -175,5 +219,10 @@ public final class Config {
 
     public Path shmDir() {
         return shmDir;
+    }
+
+    /** Rounds of collectives run at creation so the JIT sees every path ({@code sharp4j.warmup}, 0 = off). */
+    public int warmupRounds() {
+        return warmupRounds;
     }
 }

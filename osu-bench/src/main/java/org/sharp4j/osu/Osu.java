@@ -23,7 +23,7 @@ import org.sharp4j.osu.Backend.StatOp;
  * {@code -z} the per-iteration latencies are summed over ranks and the percentiles taken from
  * those rank averages (OMB's omb_get_stats). With {@code --compare mpi} each message size is
  * measured on sharp4j, then on MPI, in the same processes. One Java-only addition, from OMB-J:
- * before each table {@code --jit-warmup N} (default 10000, OMB-J's INITIAL_WARMUP) untimed calls
+ * before each table {@code --jit-warmup N} (default 30000; OMB-J's INITIAL_WARMUP is 10000, too few for C2) untimed calls
  * of the smallest message let the JIT compile the loop, so the first rows do not time the interpreter.
  *
  * <p>{@link #run} takes the output streams and an {@link Opener}, and returns the exit code rather

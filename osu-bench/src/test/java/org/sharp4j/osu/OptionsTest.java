@@ -53,7 +53,7 @@ class OptionsTest {
         assertEquals(List.of(ElemType.FLOAT), o.types());
         assertFalse(o.full() || o.validation() || o.inPlace() || o.arrays() || o.needsMpi());
         assertEquals(0, o.percentiles().length);
-        assertEquals(10000, o.jitWarmup());
+        assertEquals(30000, o.jitWarmup());
     }
 
     @Test
