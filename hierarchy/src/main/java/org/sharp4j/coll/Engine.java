@@ -181,8 +181,9 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             this.node = nodeLvl;
             Flags.put(node.buf, node.progress(localIndex), myPid);
             Flags.volatileSet(node.buf, node.progress(localIndex) + 8, 0);
-            this.inter = InterNodeSteps.create(boot, cfg, topo, this, onMyHost);
-            this.interName = topo.nodeCount() == 1 ? "none (one node)" : InterNodeSteps.describe(topo, onMyHost);
+            InterNodeSteps.Choice phase3 = InterNodeSteps.create(boot, cfg, topo, this);
+            this.inter = phase3.step;
+            this.interName = phase3.description;
             boot.barrier(); // every rank mapped everything it needs
         } catch (RuntimeException e) {
             for (Segment s : segments) {

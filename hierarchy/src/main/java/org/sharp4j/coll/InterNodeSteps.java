@@ -1,50 +1,143 @@
 package org.sharp4j.coll;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.ServiceLoader;
 import org.sharp4j.Config;
 import org.sharp4j.Sharp4jException;
 import org.sharp4j.bootstrap.Bootstrap;
 import org.sharp4j.shm.Segment;
 import org.sharp4j.shm.WaitPolicy;
 import org.sharp4j.shm.Waiter;
+import org.sharp4j.spi.InterNodeContext;
+import org.sharp4j.spi.InterNodeProvider;
 import org.sharp4j.spi.InterNodeStep;
 import org.sharp4j.topology.Topology;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** Chooses and builds phase 3. Collective over the bootstrap: every rank calls it. */
+/**
+ * Chooses and builds phase 3. Collective over the bootstrap: every rank calls it, and every rank
+ * makes the same choice: the usable host path with the highest priority (shared memory when all
+ * nodes are simulated on one host, else a registered one such as UCX), then, around it, the first
+ * usable offload (SHARP). "Usable" means no rank objected; objections are logged by rank 0.
+ */
 final class InterNodeSteps {
+    private static final Logger LOG = LoggerFactory.getLogger(InterNodeSteps.class);
+
+    /** The built-in host path: simulated nodes on one host meet in shared memory. */
+    static final InterNodeProvider SHARED_MEMORY = new InterNodeProvider() {
+        @Override
+        public String name() {
+            return "shared memory (simulated nodes on one host)";
+        }
+
+        @Override
+        public int priority() {
+            return 100; // on one host nothing beats it
+        }
+
+        @Override
+        public String unavailableReason(InterNodeContext ctx) {
+            return ctx.topology().singleHost() ? null : "the nodes are on different hosts";
+        }
+
+        @Override
+        public InterNodeStep create(InterNodeContext ctx, InterNodeStep hostPath) {
+            return createShm(ctx);
+        }
+    };
+
     private InterNodeSteps() {
     }
 
-    static String describe(Topology topo, boolean[] onMyHost) {
-        return topo.singleHost() ? "shared memory between " + topo.nodeCount() + " simulated nodes"
-                : "unavailable (" + topo.nodeCount() + " hosts)";
+    /** Result of the choice: the step on this rank (null off node leaders) and its description. */
+    static final class Choice {
+        final InterNodeStep step;
+        final String description;
+
+        Choice(InterNodeStep step, String description) {
+            this.step = step;
+            this.description = description;
+        }
     }
 
-    /** Returns this rank's inter-node step, or null when it is not a node leader or there is one node. */
-    static InterNodeStep create(Bootstrap boot, Config cfg, Topology topo, Engine engine, boolean[] onMyHost) {
-        int nodes = topo.nodeCount();
-        if (nodes == 1) {
-            return null;
+    static Choice create(Bootstrap boot, Config cfg, Topology topo, Engine engine) {
+        if (topo.nodeCount() == 1) {
+            return new Choice(null, "none (one node)");
         }
-        if (!topo.singleHost()) {
-            // The UCX (fallback) and SHARP (sharp-jni) steps plug in here in their own modules.
-            throw new Sharp4jException("the job spans " + nodes + " hosts but no inter-node transport is available in this "
-                    + "build: run all ranks on one host, or simulate nodes with -Dsharp4j.topology.nodes=K");
-        }
-        int[] leaders = new int[nodes];
-        for (int n = 0; n < nodes; n++) {
-            leaders[n] = topo.nodeLeader(n);
-        }
-        int rank = boot.rank();
-        int me = topo.nodeOf(rank);
-        boolean leader = leaders[me] == rank;
-        Path path = cfg.shmDir().resolve("sharp4j-" + boot.jobId() + "-cluster");
-        int slot = cfg.slotBytes();
-        long size = ShmLevel.size(nodes, slot, 0, 0);
         // Node leaders wait across nodes a little longer than ranks wait inside a node, so that the
         // rank next to a failure times out first and its precise blame reaches everyone.
         WaitPolicy p = engine.waiter().policy();
         Waiter waiter = new Waiter(p.withTimeout(p.timeoutNanos + Math.max(1_000_000_000L, p.timeoutNanos / 10)), engine);
+        InterNodeContext ctx = new InterNodeContext(boot, cfg, topo, waiter);
+        List<InterNodeProvider> all = new ArrayList<>();
+        all.add(SHARED_MEMORY);
+        ServiceLoader.load(InterNodeProvider.class).forEach(all::add);
+        List<InterNodeProvider> hosts = new ArrayList<>();
+        List<InterNodeProvider> offloads = new ArrayList<>();
+        for (InterNodeProvider pr : all) {
+            (pr.offload() ? offloads : hosts).add(pr);
+        }
+        hosts.sort(Comparator.comparingInt(InterNodeProvider::priority).reversed());
+        List<String> why = new ArrayList<>();
+        InterNodeProvider host = null;
+        for (InterNodeProvider pr : hosts) {
+            String objection = agree(boot, pr, ctx);
+            if (objection == null) {
+                host = pr;
+                break;
+            }
+            why.add(pr.name() + ": " + objection);
+        }
+        if (host == null) {
+            throw new Sharp4jException("the job spans " + topo.nodeCount() + " nodes on different hosts but no inter-node "
+                    + "transport is usable" + (why.isEmpty() ? "" : " (" + String.join("; ", why) + ")")
+                    + ": put the fallback (UCX) module on the class path, or run all ranks on one host");
+        }
+        InterNodeStep step = host.create(ctx, null);
+        String description = host.name();
+        for (InterNodeProvider off : offloads) {
+            String objection = agree(boot, off, ctx);
+            if (objection == null) {
+                step = off.create(ctx, step);
+                description = off.name() + " over " + description;
+                break;
+            }
+            if (boot.rank() == 0) {
+                LOG.info("sharp4j: {} not used: {}", off.name(), objection);
+            }
+        }
+        return new Choice(step, description);
+    }
+
+    /** Null when every rank can use {@code pr}, else the first objection (with its rank). */
+    private static String agree(Bootstrap boot, InterNodeProvider pr, InterNodeContext ctx) {
+        String mine = pr.unavailableReason(ctx);
+        byte[][] all = boot.allgather(mine == null ? new byte[0] : mine.getBytes(StandardCharsets.UTF_8));
+        for (int r = 0; r < all.length; r++) {
+            if (all[r].length > 0) {
+                return "rank " + r + ": " + new String(all[r], StandardCharsets.UTF_8);
+            }
+        }
+        return null;
+    }
+
+    private static InterNodeStep createShm(InterNodeContext ctx) {
+        Bootstrap boot = ctx.bootstrap();
+        Config cfg = ctx.config();
+        Topology topo = ctx.topology();
+        int nodes = topo.nodeCount();
+        int[] leaders = ctx.nodeLeaders();
+        int rank = boot.rank();
+        int me = ctx.node();
+        boolean leader = ctx.nodeLeader();
+        Path path = cfg.shmDir().resolve("sharp4j-" + boot.jobId() + "-cluster");
+        int slot = cfg.slotBytes();
+        long size = ShmLevel.size(nodes, slot, 0, 0);
         Segment seg = null;
         try {
             if (rank == 0) {
@@ -52,11 +145,11 @@ final class InterNodeSteps {
                 CleanupOnExit.register(path);
             }
             ShmInterNode step = rank == 0 ? new ShmInterNode(seg, nodes, 0, leaders, cfg.tuning().treeRadix(), slot,
-                    waiter, rank, true) : null;
+                    ctx.waiter(), rank, true) : null;
             boot.barrier();
             if (leader && rank != 0) {
                 seg = Segment.open(path, size);
-                step = new ShmInterNode(seg, nodes, me, leaders, cfg.tuning().treeRadix(), slot, waiter, rank, false);
+                step = new ShmInterNode(seg, nodes, me, leaders, cfg.tuning().treeRadix(), slot, ctx.waiter(), rank, false);
                 step.level().checkHeader();
             }
             boot.barrier();

@@ -1,0 +1,41 @@
+package org.sharp4j.spi;
+
+/**
+ * A way to build phase 3, found with {@link java.util.ServiceLoader} (register the class in
+ * {@code META-INF/services/org.sharp4j.spi.InterNodeProvider}). Two kinds:
+ *
+ * <ul>
+ *   <li>host paths (UCX k-nomial, or shared memory between simulated nodes on one host), of
+ *       which the engine uses the available one with the highest {@link #priority()};</li>
+ *   <li>offloads ({@link #offload()} true, e.g. SHARP), which wrap the chosen host path and fall
+ *       back to it when they refuse or fail an operation.</li>
+ * </ul>
+ *
+ * The choice must be the same on every rank: the engine asks {@link #unavailableReason} locally,
+ * agrees through the bootstrap (a provider is used only if no rank objects), then calls
+ * {@link #create} on every rank.
+ */
+public interface InterNodeProvider {
+    String name();
+
+    /** True for in-network offloads that wrap a host path. */
+    default boolean offload() {
+        return false;
+    }
+
+    /** Among usable host paths the highest wins. */
+    default int priority() {
+        return 0;
+    }
+
+    /** Local check, no communication: null when this rank can use the provider, else why not (logged). */
+    String unavailableReason(InterNodeContext ctx);
+
+    /**
+     * Collective over {@code ctx.bootstrap()}: every rank calls it. Returns the step on node leaders
+     * and null on the other ranks.
+     *
+     * @param hostPath for offloads, the host path to fall back to (null on ranks that are not node leaders)
+     */
+    InterNodeStep create(InterNodeContext ctx, InterNodeStep hostPath);
+}
