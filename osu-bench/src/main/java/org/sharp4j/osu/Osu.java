@@ -23,7 +23,7 @@ import org.sharp4j.osu.Backend.StatOp;
  * {@code -z} the per-iteration latencies are summed over ranks and the percentiles taken from
  * those rank averages (OMB's omb_get_stats). With {@code --compare mpi} each message size is
  * measured on sharp4j, then on MPI, in the same processes. One Java-only addition, from OMB-J:
- * before each table {@code --jit-warmup N} (default 30000; OMB-J's INITIAL_WARMUP is 10000, too few for C2) untimed calls
+ * before each table {@code --jit-warmup N} (default 30000, spread over the table's sizes, see jitWarmupAll) untimed calls
  * of the smallest message let the JIT compile the loop, so the first rows do not time the interpreter.
  *
  * <p>{@link #run} takes the output streams and an {@link Opener}, and returns the exit code rather
@@ -284,7 +284,10 @@ public final class Osu {
                     out.flush();
                 }
                 for (Backend b : backends) {
-                    jitWarmup(o, b, null, 0);
+                    jitWarmup(o, b, null, 0, o.jitWarmup());
+                    if (o.jitWarmup() > 0) {
+                        jitSettle(b);
+                    }
                 }
                 Stats[] st = new Stats[backends.size()];
                 for (int j = 0; j < st.length; j++) {
@@ -314,7 +317,7 @@ public final class Osu {
                 Buffers[] bufs = new Buffers[backends.size()];
                 for (int j = 0; j < bufs.length; j++) {
                     bufs[j] = Buffers.allocate(type, o.arrays(), capacity);
-                    jitWarmup(o, backends.get(j), bufs[j], counts.get(0));
+                    jitWarmupAll(o, backends.get(j), bufs[j], counts, type.bytes);
                 }
                 if (print) {
                     out.println("# Datatype: " + type.mpiName + ".");
@@ -362,11 +365,51 @@ public final class Osu {
     }
 
     /**
-     * OMB-J's initial warmup: untimed calls (each followed by a barrier) before a table, so that the
-     * first rows do not time the interpreter and the JIT compiler. Java only; OMB's C code needs none.
+     * Java's warm-up before a table (OMB's C code needs none): {@code --jit-warmup} untimed calls
+     * spread over every message size of the table (at most 64 MiB of data per size), so that the
+     * JIT has seen every path (inline, slot, tiled) before it compiles; then {@link #jitSettle}
+     * lets the compiler finish. Without the spread, each new size met code compiled for the
+     * smallest one and whole rows timed the interpreter; without the settle, the C2 threads
+     * compete with two spinning ranks for two cores and finish long after the row.
      */
-    static void jitWarmup(OsuOptions o, Backend b, Buffers buf, int count) {
-        int n = o.jitWarmup();
+    static void jitWarmupAll(OsuOptions o, Backend b, Buffers buf, List<Integer> counts, int typeBytes) {
+        if (o.jitWarmup() == 0 || counts.isEmpty()) {
+            return;
+        }
+        int perSize = Math.max(1, o.jitWarmup() / counts.size());
+        for (int round = 0; round < 2; round++) {
+            for (int count : counts) {
+                long bytes = Math.max(1L, (long) count * typeBytes);
+                int n = (int) Math.max(10, Math.min(perSize / 2, (64L << 20) / bytes));
+                jitWarmup(o, b, buf, count, n);
+            }
+        }
+        jitSettle(b);
+    }
+
+    /** Sleeps (not spins) until this JVM's JIT has been idle for 200 ms (at most 10 s), then a barrier. */
+    static void jitSettle(Backend b) {
+        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+        if (jit != null && jit.isCompilationTimeMonitoringSupported()) {
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            long last = jit.getTotalCompilationTime();
+            int quiet = 0;
+            while (quiet < 10 && System.nanoTime() < deadline) {
+                try {
+                    Thread.sleep(20);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+                long now = jit.getTotalCompilationTime();
+                quiet = now == last ? quiet + 1 : 0;
+                last = now;
+            }
+        }
+        b.barrier();
+    }
+
+    static void jitWarmup(OsuOptions o, Backend b, Buffers buf, int count, int n) {
         for (int i = 0; i < n; i++) {
             switch (o.kind()) {
                 case ALLREDUCE:
