@@ -5,6 +5,7 @@ import java.util.Properties;
 import org.sharp4j.shm.WaitPolicy;
 import org.sharp4j.tuning.IntraNodeTuning;
 import org.sharp4j.tuning.Sizes;
+import org.sharp4j.tuning.TuningTable;
 
 /**
  * Settings of a communicator. {@link #fromSystemProperties()} reads the {@code sharp4j.*} system
@@ -18,7 +19,9 @@ import org.sharp4j.tuning.Sizes;
  *   <tr><td>sharp4j.hostname</td><td>host name used to group ranks into nodes</td></tr>
  *   <tr><td>sharp4j.slot.bytes</td><td>per-rank slot (chunk) size, default 64k</td></tr>
  *   <tr><td>sharp4j.shared.bytes</td><td>per-rank shared buffer size, default 1M</td></tr>
- *   <tr><td>sharp4j.tree.radix, sharp4j.tiled.threshold</td><td>see IntraNodeTuning</td></tr>
+ *   <tr><td>sharp4j.tune.file (env SHARP4J_TUNE_FILE)</td><td>a tuning table file (see TuningTable for the format)</td></tr>
+ *   <tr><td>sharp4j.tune (env SHARP4J_TUNE)</td><td>one-line rule override, e.g. allreduce:0-16k:tree:radix=2#allreduce:16k-inf:tiled</td></tr>
+ *   <tr><td>sharp4j.tree.radix, sharp4j.tiled.threshold</td><td>legacy overrides of the table (above the file, below sharp4j.tune)</td></tr>
  *   <tr><td>sharp4j.wait</td><td>spin:20us,yield:1ms,park:1ms (see WaitPolicy)</td></tr>
  *   <tr><td>sharp4j.timeout</td><td>how long to wait for a peer before failing, default 300 s</td></tr>
  *   <tr><td>sharp4j.shm.dir</td><td>where segment files live, default /dev/shm</td></tr>
@@ -38,7 +41,7 @@ public final class Config {
     private String hostname;
     private int slotBytes = DEFAULT_SLOT_BYTES;
     private int sharedBytes = DEFAULT_SHARED_BYTES;
-    private IntraNodeTuning tuning = IntraNodeTuning.defaults();
+    private TuningTable table = TuningTable.builtIn();
     private String waitSpec;
     private long timeoutNanos = DEFAULT_TIMEOUT_NANOS;
     private Path shmDir = Path.of("/dev/shm");
@@ -55,7 +58,7 @@ public final class Config {
         c.hostname = hostname;
         c.slotBytes = slotBytes;
         c.sharedBytes = sharedBytes;
-        c.tuning = tuning;
+        c.table = table;
         c.waitSpec = waitSpec;
         c.timeoutNanos = timeoutNanos;
         c.shmDir = shmDir;
@@ -80,7 +83,7 @@ public final class Config {
         if (warmupRounds < 0) {
             throw new IllegalArgumentException("sharp4j.warmup must be >= 0, got " + warmupRounds);
         }
-        if (tuning == null || shmDir == null) {
+        if (table == null || shmDir == null) {
             throw new NullPointerException("tuning and shm dir must not be null");
         }
         return this;
@@ -103,7 +106,7 @@ public final class Config {
             c.hostname = p.getProperty("sharp4j.hostname");
             c.slotBytes = (int) Math.min(Integer.MAX_VALUE, Sizes.parseBytes(p.getProperty("sharp4j.slot.bytes", "64k")));
             c.sharedBytes = (int) Math.min(Integer.MAX_VALUE, Sizes.parseBytes(p.getProperty("sharp4j.shared.bytes", "1M")));
-            c.tuning = IntraNodeTuning.fromProperties(p);
+            c.table = TuningTable.resolve(p, System.getenv());
             c.waitSpec = p.getProperty("sharp4j.wait");
             c.timeoutNanos = WaitPolicy.parseNanos(p.getProperty("sharp4j.timeout", "300"));
             c.shmDir = Path.of(p.getProperty("sharp4j.shm.dir", "/dev/shm"));
@@ -143,9 +146,24 @@ public final class Config {
         return c.validated();
     }
 
+    /** Sets the legacy radix and tiled threshold (the level of sharp4j.tree.radix / sharp4j.tiled.threshold). */
     public Config withTuning(IntraNodeTuning t) {
         Config c = copy();
-        c.tuning = t;
+        c.table = table.withLegacy(t);
+        return c.validated();
+    }
+
+    /** Replaces the whole tuning table (all its sources). */
+    public Config withTuningTable(TuningTable t) {
+        Config c = copy();
+        c.table = t;
+        return c.validated();
+    }
+
+    /** Sets the override string (the level of sharp4j.tune), e.g. {@code allreduce:0-64:tiled}. */
+    public Config withTuneOverride(String rules) {
+        Config c = copy();
+        c.table = table.withOverride(rules, "Config.withTuneOverride");
         return c.validated();
     }
 
@@ -205,8 +223,14 @@ public final class Config {
         return sharedBytes;
     }
 
+    /** Summary of the table for one node and one rank per node: radix of small allreduces, tiled threshold. */
     public IntraNodeTuning tuning() {
-        return tuning;
+        return table.compile(1, 1).summary();
+    }
+
+    /** The tuning rules and their sources; the engine compiles them for its job shape. */
+    public TuningTable tuningTable() {
+        return table;
     }
 
     public String waitSpec() {

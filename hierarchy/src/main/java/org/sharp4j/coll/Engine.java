@@ -20,6 +20,7 @@ import org.sharp4j.topology.CpuTopology;
 import org.sharp4j.topology.RankInfo;
 import org.sharp4j.topology.Topology;
 import org.sharp4j.tuning.Collective;
+import org.sharp4j.tuning.CompiledTable;
 import org.sharp4j.tuning.IntraNodeAlgorithm;
 import org.sharp4j.tuning.IntraNodeTuning;
 import org.slf4j.Logger;
@@ -62,6 +63,11 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     /** Phase 3, on node leaders of multi-node jobs; null otherwise. */
     final InterNodeStep inter;
     final IntraNodeTuning tuning;
+    /** The tuning rules resolved for this job's shape (nodes, max ranks per node): consulted on every call. */
+    final CompiledTable table;
+    private final Config cfg;
+    private long treeCalls;
+    private long tiledCalls;
     final Waiter waiter;
     final CallStatus st = new CallStatus();
     public final Payload src = new Payload();
@@ -86,7 +92,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     private Engine(Bootstrap boot, Config cfg) {
         this.rank = boot.rank();
         this.size = boot.size();
-        this.tuning = cfg.tuning();
+        this.cfg = cfg;
         CpuTopology cpu = CpuTopology.detect();
         String realHost = realHostname();
         String host = cfg.hostname() != null ? cfg.hostname() : realHost;
@@ -102,6 +108,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             infos[r] = new RankInfo(hh[0], ri.socket, ri.numaNode, ri.socketsOnHost, ri.pid);
         }
         this.topo = Topology.compute(infos, cfg.simulatedNodes(), cfg.simulatedSockets(), cfg.groupByNuma());
+        this.table = cfg.tuningTable().compile(topo.nodeCount(), topo.maxRanksPerNode());
+        this.tuning = table.summary();
         this.nodeIndex = topo.nodeOf(rank);
         this.socketIndexInNode = topo.socketOf(rank);
         this.socketCount = topo.socketCount(nodeIndex);
@@ -121,7 +129,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         }
         boolean oversubscribed = onHost > Runtime.getRuntime().availableProcessors();
         this.waiter = new Waiter(WaitPolicy.parse(cfg.waitSpec(), WaitPolicy.defaults(oversubscribed, cfg.timeoutNanos())), this);
-        this.treeMaxBytes = Math.min(tuning.tiledThresholdBytes(), cfg.slotBytes());
+        this.treeMaxBytes = Math.min(table.tiledThreshold(Collective.ALLREDUCE), cfg.slotBytes());
         this.chunkBytes = cfg.slotBytes();
 
         // Segment files: one per socket (created and first-touched by its leader), one per node.
@@ -207,7 +215,10 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 LOG.debug("sharp4j: warm-up of {} rounds took {} ms", cfg.warmupRounds(), (System.nanoTime() - t0) / 1_000_000);
             }
         }
+        treeCalls = 0;
+        tiledCalls = 0;
         if (rank == 0) {
+            warnSingleRadix();
             LOG.info("sharp4j: {}; intra-node {}; inter-node {}; slot {} B, shared buffer {} B; wait {}", topo, tuning,
                     interName, slot, shared, waiter.policy());
         }
@@ -293,6 +304,63 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         return tuning;
     }
 
+    /** The tuning table resolved for this job (what {@code sharp4j info} prints). */
+    public CompiledTable table() {
+        return table;
+    }
+
+    /** The configuration this communicator was built with. */
+    public Config config() {
+        return cfg;
+    }
+
+    /** Calls (since creation, warm-up excluded) that ran the intra-node algorithm {@code a}. */
+    public long calls(IntraNodeAlgorithm a) {
+        return a == IntraNodeAlgorithm.TREE ? treeCalls : tiledCalls;
+    }
+
+    /**
+     * The shared-memory levels are built with one k-nomial radix (that of the smallest allreduce);
+     * rules that ask for another radix at other sizes are noted, not honoured.
+     */
+    private void warnSingleRadix() {
+        for (Collective c : Collective.values()) {
+            int i = 0;
+            long b = 0;
+            while (true) {
+                int k = table.intraIndex(c, b);
+                if (table.intraAlgorithmAt(c, k) == IntraNodeAlgorithm.TREE && table.treeRadixAt(c, k) != tuning.treeRadix()) {
+                    LOG.warn("sharp4j: tuning asks for tree radix {} for {} from {} B; this engine builds its trees with one "
+                            + "radix per communicator and uses {}", table.treeRadixAt(c, k), c, b, tuning.treeRadix());
+                    break;
+                }
+                long next = nextBoundary(c, b);
+                if (next < 0 || ++i > 64) {
+                    break;
+                }
+                b = next;
+            }
+        }
+    }
+
+    private long nextBoundary(Collective c, long b) {
+        int k = table.intraIndex(c, b);
+        long lo = b + 1;
+        long hi = Long.MAX_VALUE - 1;
+        if (table.intraIndex(c, hi) == k) {
+            return -1;
+        }
+        while (lo < hi) { // first size with another segment
+            long mid = lo + (hi - lo) / 2;
+            if (table.intraIndex(c, mid) == k) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
     public String interNodeName() {
         return interName;
     }
@@ -320,11 +388,12 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
 
     /** Which intra-node algorithm a call of {@code bytes} uses (the same on every rank). */
     public IntraNodeAlgorithm algorithm(Collective c, long bytes) {
-        if (c == Collective.BARRIER || bytes <= treeMaxBytes) {
-            return IntraNodeAlgorithm.TREE;
+        if (c == Collective.BARRIER) {
+            return IntraNodeAlgorithm.TREE; // no data to tile
         }
-        return tuning.algorithm(c, bytes) == IntraNodeAlgorithm.TREE && bytes <= chunkBytes ? IntraNodeAlgorithm.TREE
-                : IntraNodeAlgorithm.TILED;
+        // the tree accumulates in a slot: larger messages run tiled whatever the table says
+        return table.intraAlgorithmAt(c, table.intraIndex(c, bytes)) == IntraNodeAlgorithm.TREE && bytes <= chunkBytes
+                ? IntraNodeAlgorithm.TREE : IntraNodeAlgorithm.TILED;
     }
 
     /** Throws if an earlier failure broke this communicator. */
@@ -344,11 +413,20 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         long desc = kind == Collective.BARRIER ? Desc.make(kind, DataType.INT, Op.SUM, 0, 0)
                 : Desc.make(kind, type, op, kind == Collective.REDUCE ? root : 0, count);
         try {
-            long bytes = kind == Collective.BARRIER ? 0 : (long) count * type.size;
-            if (algorithm(kind, bytes) == IntraNodeAlgorithm.TREE) {
+            if (kind == Collective.BARRIER) {
+                treeCalls++;
+                tree(kind, type, op, root, count, desc);
+                return;
+            }
+            long bytes = (long) count * type.size;
+            int i = table.intraIndex(kind, bytes);
+            if (table.intraAlgorithmAt(kind, i) == IntraNodeAlgorithm.TREE && bytes <= chunkBytes) {
+                treeCalls++;
                 tree(kind, type, op, root, count, desc);
             } else {
-                tiled(kind, type, op, root, count, desc);
+                tiledCalls++;
+                int chunk = table.chunkAt(kind, i);
+                tiled(kind, type, op, root, count, desc, chunk <= 0 || chunk > chunkBytes ? chunkBytes : chunk);
             }
         } catch (PeerFailureException e) {
             broken = e;
@@ -431,7 +509,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * result out (phases 4-5 as one-stage broadcast). Chunks alternate between the two sets, so
      * chunk i+1's copy-in overlaps slower ranks' copy-out of chunk i.
      */
-    private void tiled(Collective kind, DataType t, Op op, int root, int count, long desc) {
+    private void tiled(Collective kind, DataType t, Op op, int root, int count, long desc, int chunkBytes) {
         final int size = t.size;
         final int chunkElems = chunkBytes / size;
         final int lineElems = 64 / size;

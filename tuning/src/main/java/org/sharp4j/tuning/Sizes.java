@@ -45,4 +45,21 @@ public final class Sizes {
             throw new IllegalArgumentException("not a size: '" + s + "' (expected e.g. 64, 4k, 1M)", e);
         }
     }
+
+    /** The shortest exact form: 0, 100, 4k, 16385, 1M, inf. */
+    public static String format(long bytes) {
+        if (bytes == Long.MAX_VALUE) {
+            return "inf";
+        }
+        if (bytes != 0 && bytes % (1L << 30) == 0) {
+            return (bytes >> 30) + "G";
+        }
+        if (bytes != 0 && bytes % (1L << 20) == 0) {
+            return (bytes >> 20) + "M";
+        }
+        if (bytes != 0 && bytes % 1024 == 0) {
+            return (bytes >> 10) + "k";
+        }
+        return Long.toString(bytes);
+    }
 }

@@ -1,0 +1,91 @@
+package org.sharp4j.tuning;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.sharp4j.Config;
+import org.sharp4j.Op;
+import org.sharp4j.ThreadRanks;
+import org.sharp4j.coll.Engine;
+
+/** The tuning table decides the algorithm the engine runs, observed through its counters. */
+class TableInEngineTest {
+    static final Config BASE = Config.defaults().withWarmupRounds(2).withTimeoutNanos(60_000_000_000L);
+
+    static void allreduceAndCheck(org.sharp4j.Communicator comm, int count) {
+        double[] in = new double[count];
+        double[] out = new double[count];
+        double[] want = new double[count];
+        for (int i = 0; i < count; i++) {
+            in[i] = comm.rank() * 1000 + i;
+            for (int r = 0; r < comm.size(); r++) {
+                want[i] += r * 1000 + i;
+            }
+        }
+        comm.allreduce(in, out, Op.SUM);
+        assertArrayEquals(want, out);
+    }
+
+    @Test
+    void defaultTableRunsTheTreeFor64Bytes() {
+        ThreadRanks.run(2, BASE, comm -> {
+            Engine e = comm.engine();
+            assertEquals(IntraNodeAlgorithm.TREE, e.algorithm(Collective.ALLREDUCE, 64));
+            allreduceAndCheck(comm, 8);
+            assertEquals(1, e.calls(IntraNodeAlgorithm.TREE));
+            assertEquals(0, e.calls(IntraNodeAlgorithm.TILED));
+        });
+    }
+
+    @Test
+    void overrideForcesTiledFor64BytesAndChunkApplies() {
+        Config cfg = BASE.withTuneOverride("allreduce:0-128:tiled#allreduce:1k-inf:tiled:chunk=256");
+        ThreadRanks.run(3, cfg, comm -> {
+            Engine e = comm.engine();
+            assertEquals(IntraNodeAlgorithm.TILED, e.algorithm(Collective.ALLREDUCE, 64));
+            assertEquals(IntraNodeAlgorithm.TREE, e.algorithm(Collective.ALLREDUCE, 128));
+            allreduceAndCheck(comm, 8);     // 64 B: tiled
+            allreduceAndCheck(comm, 16);    // 128 B: tree
+            allreduceAndCheck(comm, 1000);  // 8000 B in 256-byte chunks
+            assertEquals(2, e.calls(IntraNodeAlgorithm.TILED));
+            assertEquals(1, e.calls(IntraNodeAlgorithm.TREE));
+        });
+    }
+
+    @Test
+    void tableFileFromPropertiesIsUsed(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("table.txt");
+        Files.writeString(f, "# forced\nallreduce:0-inf:ppn=2:tiled\n");
+        Properties p = new Properties();
+        p.setProperty("sharp4j.tune.file", f.toString());
+        p.setProperty("sharp4j.warmup", "1");
+        Config cfg = Config.fromProperties(p);
+        ThreadRanks.run(2, cfg, comm -> {
+            assertEquals(IntraNodeAlgorithm.TILED, comm.engine().algorithm(Collective.ALLREDUCE, 8));
+            allreduceAndCheck(comm, 1);
+            assertEquals(1, comm.engine().calls(IntraNodeAlgorithm.TILED));
+        });
+        // ppn=2 only: with 3 ranks on the node the built-in tree applies
+        ThreadRanks.run(3, cfg, comm -> assertEquals(IntraNodeAlgorithm.TREE, comm.engine().algorithm(Collective.ALLREDUCE, 8)));
+    }
+
+    @Test
+    void legacyPropertiesStillWork() {
+        Properties p = new Properties();
+        p.setProperty("sharp4j.tiled.threshold", "100");
+        p.setProperty("sharp4j.tree.radix", "3");
+        Config cfg = Config.fromProperties(p);
+        assertEquals(100, cfg.tuning().tiledThresholdBytes());
+        assertEquals(3, cfg.tuning().treeRadix());
+        ThreadRanks.run(2, cfg.withWarmupRounds(1), comm -> {
+            assertEquals(IntraNodeAlgorithm.TREE, comm.engine().algorithm(Collective.ALLREDUCE, 100));
+            assertEquals(IntraNodeAlgorithm.TILED, comm.engine().algorithm(Collective.ALLREDUCE, 101));
+            assertEquals(3, comm.engine().tuning().treeRadix());
+        });
+    }
+}

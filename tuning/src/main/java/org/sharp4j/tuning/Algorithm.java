@@ -1,0 +1,75 @@
+package org.sharp4j.tuning;
+
+import java.util.Locale;
+
+/**
+ * Every algorithm a tuning rule can name. The name decides the layer the rule configures:
+ * {@link #TREE} and {@link #TILED} the shared-memory phases inside a node, {@link #SHARP},
+ * {@link #KNOMIAL} and {@link #SRA} phase 3 between node leaders.
+ */
+public enum Algorithm {
+    /** k-nomial tree inside the node; parameter {@code radix}. */
+    TREE(true, true, false),
+    /** Tiled reduce-scatter + read-out inside the node; parameter {@code chunk}. */
+    TILED(true, false, true),
+    /** SHARP in-network aggregation between nodes (no parameters). */
+    SHARP(false, false, false),
+    /** Host k-nomial (recursive k-ing) between node leaders; parameter {@code radix}. */
+    KNOMIAL(false, true, false),
+    /** Host scatter-reduce-allgather (Rabenseifner, radix k) between node leaders; parameter {@code radix}. */
+    SRA(false, true, false);
+
+    private final boolean intra;
+    private final boolean takesRadix;
+    private final boolean takesChunk;
+
+    Algorithm(boolean intra, boolean takesRadix, boolean takesChunk) {
+        this.intra = intra;
+        this.takesRadix = takesRadix;
+        this.takesChunk = takesChunk;
+    }
+
+    public boolean intraNode() {
+        return intra;
+    }
+
+    public boolean takesRadix() {
+        return takesRadix;
+    }
+
+    public boolean takesChunk() {
+        return takesChunk;
+    }
+
+    public String key() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    /** The name as written in rules (case-insensitive, an optional UCC-style {@code @} prefix); null if unknown. */
+    public static Algorithm parse(String s) {
+        String t = s.trim().toLowerCase(Locale.ROOT);
+        if (t.startsWith("@")) {
+            t = t.substring(1);
+        }
+        for (Algorithm a : values()) {
+            if (a.key().equals(t)) {
+                return a;
+            }
+        }
+        if (t.equals("sra_knomial")) {
+            return SRA;
+        }
+        return null;
+    }
+
+    /** The intra-node enum the engine switches on (TREE or TILED only). */
+    public IntraNodeAlgorithm toIntra() {
+        if (this == TREE) {
+            return IntraNodeAlgorithm.TREE;
+        }
+        if (this == TILED) {
+            return IntraNodeAlgorithm.TILED;
+        }
+        throw new IllegalStateException(this + " is not an intra-node algorithm");
+    }
+}

@@ -1,0 +1,221 @@
+package org.sharp4j.tuning;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The rules of a {@link TuningTable} resolved for one job shape (nodes, ranks per node): per
+ * collective and layer, sorted size boundaries and what applies from each. Built once when a
+ * communicator is created; the per-call lookup is a binary search over a handful of longs, with
+ * no allocation.
+ */
+public final class CompiledTable {
+    /** Defaults of parameters a rule leaves unset. */
+    public static final int DEFAULT_TREE_RADIX = IntraNodeTuning.DEFAULT_TREE_RADIX;
+    public static final int DEFAULT_KNOMIAL_RADIX = 4;
+    public static final int DEFAULT_SRA_RADIX = 4;
+
+    private final int nodes;
+    private final int ppn;
+    // [collective][segment]
+    private final long[][] intraStart;
+    private final Algorithm[][] intraAlg;
+    private final int[][] intraRadix;
+    private final int[][] intraChunk;
+    private final String[][] intraOrigin;
+    private final long[][] interStart;
+    private final Algorithm[][] interAlg;
+    private final int[][] interRadix;
+    private final String[][] interOrigin;
+
+    /** Builds from the painted segments; called by {@link TuningTable#compile}. */
+    CompiledTable(int nodes, int ppn, List<List<Seg>> intra, List<List<Seg>> inter) {
+        this.nodes = nodes;
+        this.ppn = ppn;
+        int n = Collective.values().length;
+        intraStart = new long[n][];
+        intraAlg = new Algorithm[n][];
+        intraRadix = new int[n][];
+        intraChunk = new int[n][];
+        intraOrigin = new String[n][];
+        interStart = new long[n][];
+        interAlg = new Algorithm[n][];
+        interRadix = new int[n][];
+        interOrigin = new String[n][];
+        for (int c = 0; c < n; c++) {
+            List<Seg> a = intra.get(c);
+            intraStart[c] = new long[a.size()];
+            intraAlg[c] = new Algorithm[a.size()];
+            intraRadix[c] = new int[a.size()];
+            intraChunk[c] = new int[a.size()];
+            intraOrigin[c] = new String[a.size()];
+            for (int i = 0; i < a.size(); i++) {
+                Seg s = a.get(i);
+                intraStart[c][i] = s.lo;
+                intraAlg[c][i] = s.alg;
+                intraRadix[c][i] = s.radix;
+                intraChunk[c][i] = s.chunk;
+                intraOrigin[c][i] = s.origin;
+            }
+            List<Seg> b = inter.get(c);
+            interStart[c] = new long[b.size()];
+            interAlg[c] = new Algorithm[b.size()];
+            interRadix[c] = new int[b.size()];
+            interOrigin[c] = new String[b.size()];
+            for (int i = 0; i < b.size(); i++) {
+                Seg s = b.get(i);
+                interStart[c][i] = s.lo;
+                interAlg[c][i] = s.alg;
+                interRadix[c][i] = s.radix;
+                interOrigin[c][i] = s.origin;
+            }
+        }
+    }
+
+    /** A painted piece of the size axis, {@code [lo, hi)}. */
+    static final class Seg {
+        final long lo;
+        final long hi;
+        final Algorithm alg;
+        final int radix;
+        final int chunk;
+        final String origin;
+
+        Seg(long lo, long hi, Algorithm alg, int radix, int chunk, String origin) {
+            this.lo = lo;
+            this.hi = hi;
+            this.alg = alg;
+            this.radix = radix;
+            this.chunk = chunk;
+            this.origin = origin;
+        }
+
+        Seg range(long l, long h) {
+            return new Seg(l, h, alg, radix, chunk, origin);
+        }
+
+        boolean sameChoice(Seg o) {
+            return alg == o.alg && radix == o.radix && chunk == o.chunk && origin.equals(o.origin);
+        }
+    }
+
+    public int nodes() {
+        return nodes;
+    }
+
+    public int ppn() {
+        return ppn;
+    }
+
+    private static int find(long[] starts, long bytes) {
+        int lo = 0;
+        int hi = starts.length - 1;
+        while (lo < hi) { // last index with starts[i] <= bytes (starts[0] == 0)
+            int mid = (lo + hi + 1) >>> 1;
+            if (starts[mid] <= bytes) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return lo;
+    }
+
+    /** Index of the intra-node segment for a call: pass it to the {@code *At} methods. */
+    public int intraIndex(Collective c, long bytes) {
+        return find(intraStart[c.ordinal()], bytes);
+    }
+
+    public IntraNodeAlgorithm intraAlgorithmAt(Collective c, int i) {
+        return intraAlg[c.ordinal()][i] == Algorithm.TREE ? IntraNodeAlgorithm.TREE : IntraNodeAlgorithm.TILED;
+    }
+
+    public int treeRadixAt(Collective c, int i) {
+        return intraRadix[c.ordinal()][i];
+    }
+
+    /** Tiled chunk in bytes, 0 for "the slot size". */
+    public int chunkAt(Collective c, int i) {
+        return intraChunk[c.ordinal()][i];
+    }
+
+    public IntraNodeAlgorithm intraAlgorithm(Collective c, long bytes) {
+        return intraAlgorithmAt(c, intraIndex(c, bytes));
+    }
+
+    public int treeRadix(Collective c, long bytes) {
+        return treeRadixAt(c, intraIndex(c, bytes));
+    }
+
+    public String intraOrigin(Collective c, long bytes) {
+        return intraOrigin[c.ordinal()][intraIndex(c, bytes)];
+    }
+
+    /** The inter-node path (SHARP, KNOMIAL or SRA) for a call; phase 3 implementations consult it. */
+    public Algorithm interAlgorithm(Collective c, long bytes) {
+        return interAlg[c.ordinal()][find(interStart[c.ordinal()], bytes)];
+    }
+
+    /** Radix of the host path for a call (0 for SHARP). */
+    public int interRadix(Collective c, long bytes) {
+        return interRadix[c.ordinal()][find(interStart[c.ordinal()], bytes)];
+    }
+
+    public String interOrigin(Collective c, long bytes) {
+        return interOrigin[c.ordinal()][find(interStart[c.ordinal()], bytes)];
+    }
+
+    /** Largest message (exclusive bound) SHARP takes for {@code c} counting from 0 bytes; 0 when SHARP is not chosen for small messages. */
+    public long sharpMaxBytes(Collective c) {
+        int k = c.ordinal();
+        if (interAlg[k][0] != Algorithm.SHARP) {
+            return 0;
+        }
+        int i = 0;
+        while (i + 1 < interAlg[k].length && interAlg[k][i + 1] == Algorithm.SHARP) {
+            i++;
+        }
+        return i + 1 < interStart[k].length ? interStart[k][i + 1] : Long.MAX_VALUE;
+    }
+
+    /** Largest message the tree handles counting from 0 bytes for {@code c} (the "tiled threshold"), capped at Integer.MAX_VALUE. */
+    public int tiledThreshold(Collective c) {
+        int k = c.ordinal();
+        for (int i = 0; i < intraAlg[k].length; i++) {
+            if (intraAlg[k][i] == Algorithm.TILED) {
+                return (int) Math.min(Integer.MAX_VALUE, intraStart[k][i] - 1);
+            }
+        }
+        return Integer.MAX_VALUE;
+    }
+
+    /** The legacy summary: radix of the smallest allreduce, tiled threshold of allreduce. */
+    public IntraNodeTuning summary() {
+        int r = intraAlg[0][0] == Algorithm.TREE ? intraRadix[0][0] : DEFAULT_TREE_RADIX;
+        return new IntraNodeTuning(r, Math.max(0, tiledThreshold(Collective.ALLREDUCE)));
+    }
+
+    /** One line per segment: {@code allreduce  intra  0-16385  tree radix=2  <- built-in (...)}. */
+    public List<String> describe() {
+        List<String> out = new ArrayList<>();
+        for (Collective c : Collective.values()) {
+            int k = c.ordinal();
+            String name = c.name().toLowerCase(Locale.ROOT);
+            for (int i = 0; i < intraStart[k].length; i++) {
+                long hi = i + 1 < intraStart[k].length ? intraStart[k][i + 1] : Long.MAX_VALUE;
+                String p = intraAlg[k][i] == Algorithm.TREE ? " radix=" + intraRadix[k][i]
+                        : " chunk=" + (intraChunk[k][i] == 0 ? "slot" : Sizes.format(intraChunk[k][i]));
+                out.add(String.format("%-9s intra %-13s %-19s <- %s", name, Sizes.format(intraStart[k][i]) + "-" + Sizes.format(hi),
+                        intraAlg[k][i].key() + p, intraOrigin[k][i]));
+            }
+            for (int i = 0; i < interStart[k].length; i++) {
+                long hi = i + 1 < interStart[k].length ? interStart[k][i + 1] : Long.MAX_VALUE;
+                String p = interAlg[k][i] == Algorithm.SHARP ? "" : " radix=" + interRadix[k][i];
+                out.add(String.format("%-9s inter %-13s %-19s <- %s", name, Sizes.format(interStart[k][i]) + "-" + Sizes.format(hi),
+                        interAlg[k][i].key() + p, interOrigin[k][i]));
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,160 @@
+package org.sharp4j.tuning;
+
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * One tuning rule: for these collectives, messages of {@code [minBytes, maxBytes)} bytes, jobs of
+ * {@code [minNodes, maxNodes]} nodes with {@code [minPpn, maxPpn]} ranks per node, use this
+ * algorithm with these parameters. A rule without an algorithm only sets parameters of whatever
+ * algorithm an earlier rule chose (e.g. {@code all:0-inf:radix=4}).
+ *
+ * <p>Syntax (see {@link TuningTable} for the whole format):
+ * <pre>  COLLECTIVES:LO-HI[:nodes=A-B][:ppn=A-B][:ALGORITHM][:radix=K][:chunk=SIZE]</pre>
+ */
+public final class Rule {
+    public static final int UNSET = 0;
+    public static final int MAX_RADIX = 64;
+
+    private final Set<Collective> collectives;
+    private final long minBytes;
+    private final long maxBytes;
+    private final int minNodes;
+    private final int maxNodes;
+    private final int minPpn;
+    private final int maxPpn;
+    private final Algorithm algorithm;
+    private final int radix;
+    private final int chunk;
+    private final String origin;
+
+    public Rule(Set<Collective> collectives, long minBytes, long maxBytes, int minNodes, int maxNodes, int minPpn, int maxPpn,
+            Algorithm algorithm, int radix, int chunk, String origin) {
+        if (collectives.isEmpty()) {
+            throw new IllegalArgumentException("a rule needs at least one collective");
+        }
+        if (minBytes < 0 || maxBytes <= minBytes) {
+            throw new IllegalArgumentException("empty size range " + minBytes + "-" + maxBytes);
+        }
+        this.collectives = EnumSet.copyOf(collectives);
+        this.minBytes = minBytes;
+        this.maxBytes = maxBytes;
+        this.minNodes = minNodes;
+        this.maxNodes = maxNodes;
+        this.minPpn = minPpn;
+        this.maxPpn = maxPpn;
+        this.algorithm = algorithm;
+        this.radix = radix;
+        this.chunk = chunk;
+        this.origin = origin;
+    }
+
+    /** A copy with another origin (where it came from, for {@code sharp4j info}). */
+    public Rule withOrigin(String o) {
+        return new Rule(collectives, minBytes, maxBytes, minNodes, maxNodes, minPpn, maxPpn, algorithm, radix, chunk, o);
+    }
+
+    public Set<Collective> collectives() {
+        return EnumSet.copyOf(collectives);
+    }
+
+    public boolean appliesTo(Collective c) {
+        return collectives.contains(c);
+    }
+
+    public boolean appliesTo(int nodes, int ppn) {
+        return nodes >= minNodes && nodes <= maxNodes && ppn >= minPpn && ppn <= maxPpn;
+    }
+
+    public long minBytes() {
+        return minBytes;
+    }
+
+    /** Exclusive; {@link Long#MAX_VALUE} for "inf". */
+    public long maxBytes() {
+        return maxBytes;
+    }
+
+    public int minNodes() {
+        return minNodes;
+    }
+
+    public int maxNodes() {
+        return maxNodes;
+    }
+
+    public int minPpn() {
+        return minPpn;
+    }
+
+    public int maxPpn() {
+        return maxPpn;
+    }
+
+    /** Null for a parameter-only rule. */
+    public Algorithm algorithm() {
+        return algorithm;
+    }
+
+    /** Whether this rule configures the intra-node layer (parameter-only rules: by their parameters). */
+    public boolean intraNode() {
+        if (algorithm != null) {
+            return algorithm.intraNode();
+        }
+        return true; // radix/chunk patches apply to both layers where the algorithm takes them
+    }
+
+    public int radix() {
+        return radix;
+    }
+
+    public int chunk() {
+        return chunk;
+    }
+
+    public String origin() {
+        return origin;
+    }
+
+    /** The rule in the syntax it is parsed from (round-trips through {@link RuleParser}). */
+    @Override
+    public String toString() {
+        List<String> f = new ArrayList<>();
+        if (collectives.size() == Collective.values().length) {
+            f.add("all");
+        } else {
+            List<String> cs = new ArrayList<>();
+            for (Collective c : collectives) {
+                cs.add(c.name().toLowerCase(Locale.ROOT));
+            }
+            f.add(String.join(",", cs));
+        }
+        f.add(Sizes.format(minBytes) + "-" + Sizes.format(maxBytes));
+        if (minNodes != 1 || maxNodes != Integer.MAX_VALUE) {
+            f.add("nodes=" + intRange(minNodes, maxNodes));
+        }
+        if (minPpn != 1 || maxPpn != Integer.MAX_VALUE) {
+            f.add("ppn=" + intRange(minPpn, maxPpn));
+        }
+        if (algorithm != null) {
+            f.add(algorithm.key());
+        }
+        if (radix != UNSET) {
+            f.add("radix=" + radix);
+        }
+        if (chunk != UNSET) {
+            f.add("chunk=" + Sizes.format(chunk));
+        }
+        return String.join(":", f);
+    }
+
+    private static String intRange(int a, int b) {
+        if (a == b) {
+            return Integer.toString(a);
+        }
+        return a + "-" + (b == Integer.MAX_VALUE ? "inf" : Integer.toString(b));
+    }
+}

@@ -1,0 +1,368 @@
+package org.sharp4j.tuning;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+
+/**
+ * The tuning rules of a job and where each came from. Four sources, lowest precedence first:
+ *
+ * <ol>
+ *   <li><b>built-in</b> defaults ({@link #BUILT_IN}: paper 001's tree/tiled crossover, UCC's
+ *       k-nomial/SRA switch, paper 004's and HCOLL's SHARP limits);</li>
+ *   <li>a <b>table file</b>: {@code -Dsharp4j.tune.file=PATH} or {@code SHARP4J_TUNE_FILE}
+ *       (as written by {@code sharp4j tune});</li>
+ *   <li>the <b>legacy properties</b> {@code sharp4j.tree.radix} (radix of every tree and k-nomial
+ *       rule) and {@code sharp4j.tiled.threshold} (tree up to and including it, tiled above), or
+ *       {@code Config.withTuning(IntraNodeTuning)};</li>
+ *   <li>the <b>override string</b>: {@code -Dsharp4j.tune=...} or {@code SHARP4J_TUNE} (a
+ *       property beats the variable), rules joined by {@code #} like UCC's TUNE strings:
+ *       {@code allreduce:0-16k:tree:radix=2#allreduce:16k-inf:tiled}.</li>
+ * </ol>
+ *
+ * <p><b>Format.</b> One rule a line in files ({@code #} to the end of a line is a comment, blank
+ * lines are ignored); {@code #}-separated in the override string. A rule is colon-separated:
+ * <pre>
+ *   COLLECTIVES : LO-HI [: nodes=A-B] [: ppn=A-B] [: ALGORITHM] [: radix=K] [: chunk=SIZE]
+ * </pre>
+ * <ul>
+ *   <li>COLLECTIVES: {@code allreduce}, {@code reduce}, {@code barrier}, a comma list, or {@code all};</li>
+ *   <li>LO-HI: message bytes, LO inclusive, HI exclusive, with k/M/G suffixes (powers of 1024) and
+ *       {@code inf}: {@code 0-4k} is 0..4095 bytes, {@code 4k-inf} from 4096 bytes;</li>
+ *   <li>{@code nodes=A-B}, {@code ppn=A-B}: inclusive, {@code A}, {@code A-B} or {@code A-inf}; the rule
+ *       is ignored for other job shapes (default: any);</li>
+ *   <li>ALGORITHM: intra-node {@code tree} (param radix, 2..64) or {@code tiled} (param chunk,
+ *       multiple of 64 bytes, default and maximum the slot size {@code sharp4j.slot.bytes});
+ *       inter-node {@code sharp}, {@code knomial} (radix), {@code sra} (radix). The SHARP size limit is
+ *       the HI of the sharp rule, the minimum node count its {@code nodes=A-inf};</li>
+ *   <li>a rule without ALGORITHM sets only parameters, on whatever algorithm applies there.</li>
+ * </ul>
+ * Rules paint the size axis: within a source later rules override earlier ones, and every
+ * source overrides the ones before it, only where its rules apply. Parameters a rule leaves
+ * unset keep the value of the rule it overrides when the algorithm is the same, else the default
+ * (tree radix 2, k-nomial and SRA radix 4, tiled chunk = slot). The engine clamps: a tree rule for
+ * a message larger than the slot runs tiled; barrier always runs the tree.
+ */
+public final class TuningTable {
+    public static final String PROP_TUNE = "sharp4j.tune";
+    public static final String PROP_FILE = "sharp4j.tune.file";
+    public static final String ENV_TUNE = "SHARP4J_TUNE";
+    public static final String ENV_FILE = "SHARP4J_TUNE_FILE";
+
+    /** The built-in rules, with the reasons (they are shown by {@code sharp4j info}). */
+    public static final List<String> BUILT_IN = List.of(
+            "# intra-node: paper 001, binary trees are optimal inside a socket for small vectors,",
+            "# and tree and tiled cross near 14-16 KB (eq. 5 vs 11); tree up to and including 16 KiB",
+            "allreduce,reduce:0-16385:tree:radix=2",
+            "allreduce,reduce:16385-inf:tiled",
+            "barrier:0-inf:tree:radix=2",
+            "# inter-node host path: UCC's defaults, k-nomial radix 4 below 4 KiB, SRA above, barrier radix 8",
+            "allreduce:0-4k:knomial:radix=4",
+            "allreduce:4k-inf:sra:radix=4",
+            "reduce:0-inf:knomial:radix=4",
+            "barrier:0-inf:knomial:radix=8",
+            "# SHARP: paper 004 measured flat latency up to 2 KiB; HCOLL_SHARP_NP: from 4 nodes",
+            "all:0-2k:nodes=4-inf:sharp");
+
+    /** Source slots, lowest precedence first. */
+    public enum Level {
+        BUILT_IN("built-in"), FILE("table file"), LEGACY("legacy property"), OVERRIDE("override string");
+
+        private final String label;
+
+        Level(String label) {
+            this.label = label;
+        }
+
+        public String label() {
+            return label;
+        }
+    }
+
+    /** Rules of one source and a name for it (file path, property name). */
+    public static final class Source {
+        private final Level level;
+        private final String name;
+        private final List<Rule> rules;
+
+        Source(Level level, String name, List<Rule> rules) {
+            this.level = level;
+            this.name = name;
+            this.rules = Collections.unmodifiableList(new ArrayList<>(rules));
+        }
+
+        public Level level() {
+            return level;
+        }
+
+        public String name() {
+            return name;
+        }
+
+        public List<Rule> rules() {
+            return rules;
+        }
+    }
+
+    private final Source[] sources = new Source[Level.values().length];
+
+    private TuningTable() {
+    }
+
+    private TuningTable copy() {
+        TuningTable t = new TuningTable();
+        System.arraycopy(sources, 0, t.sources, 0, sources.length);
+        return t;
+    }
+
+    /** Only the built-in rules. */
+    public static TuningTable builtIn() {
+        TuningTable t = new TuningTable();
+        t.sources[Level.BUILT_IN.ordinal()] = new Source(Level.BUILT_IN, "built-in",
+                RuleParser.parseLines(BUILT_IN, "built-in"));
+        return t;
+    }
+
+    /** Reads the sources from properties, with environment variables as fallbacks (see the class comment). */
+    public static TuningTable resolve(Properties p, Map<String, String> env) {
+        TuningTable t = builtIn();
+        String file = p.getProperty(PROP_FILE);
+        String fileFrom = PROP_FILE;
+        if (file == null && env.get(ENV_FILE) != null) {
+            file = env.get(ENV_FILE);
+            fileFrom = ENV_FILE;
+        }
+        if (file != null && !file.isBlank()) {
+            t = t.withFile(Path.of(file.trim()), fileFrom);
+        }
+        String radix = p.getProperty("sharp4j.tree.radix");
+        String thr = p.getProperty("sharp4j.tiled.threshold");
+        if (radix != null || thr != null) {
+            t = t.withLegacy(radix == null ? Rule.UNSET : parseRadix(radix), thr == null ? -1 : parseThreshold(thr));
+        }
+        String tune = p.getProperty(PROP_TUNE);
+        String tuneFrom = PROP_TUNE;
+        if (tune == null && env.get(ENV_TUNE) != null) {
+            tune = env.get(ENV_TUNE);
+            tuneFrom = ENV_TUNE;
+        }
+        if (tune != null && !tune.isBlank()) {
+            t = t.withOverride(tune, tuneFrom);
+        }
+        return t;
+    }
+
+    private static int parseRadix(String s) {
+        int r;
+        try {
+            r = Integer.parseInt(s.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("sharp4j.tree.radix is not a number: '" + s + "'", e);
+        }
+        if (r < 2 || r > Rule.MAX_RADIX) {
+            throw new IllegalArgumentException("tree radix must be in 2.." + Rule.MAX_RADIX + ", got " + r);
+        }
+        return r;
+    }
+
+    private static long parseThreshold(String s) {
+        long v = Sizes.parseBytes(s);
+        if (v > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("sharp4j.tiled.threshold too large: " + v);
+        }
+        return v;
+    }
+
+    /** Replaces the table-file source with the rules of {@code file} ({@code from}: the property or variable that named it). */
+    public TuningTable withFile(Path file, String from) {
+        TuningTable t = copy();
+        List<Rule> rules = RuleParser.parseFile(file);
+        t.sources[Level.FILE.ordinal()] = new Source(Level.FILE, file + " (" + from + ")", rules);
+        return t;
+    }
+
+    /** Replaces the table-file source with rules given as lines (tests, tools). */
+    public TuningTable withFileLines(List<String> lines, String name) {
+        TuningTable t = copy();
+        t.sources[Level.FILE.ordinal()] = new Source(Level.FILE, name, RuleParser.parseLines(lines, name));
+        return t;
+    }
+
+    /** Replaces the override string. */
+    public TuningTable withOverride(String tune, String from) {
+        TuningTable t = copy();
+        List<Rule> rules = RuleParser.parseOverride(tune, from);
+        t.sources[Level.OVERRIDE.ordinal()] = rules.isEmpty() ? null : new Source(Level.OVERRIDE, from, rules);
+        return t;
+    }
+
+    /**
+     * Replaces the legacy source: {@code radix} (or {@link Rule#UNSET}) for every tree and host
+     * k-nomial/SRA rule, {@code threshold} (or -1) the largest tree message of allreduce and reduce.
+     */
+    public TuningTable withLegacy(int radix, long threshold) {
+        TuningTable t = copy();
+        List<Rule> rules = new ArrayList<>();
+        EnumSet<Collective> data = EnumSet.of(Collective.ALLREDUCE, Collective.REDUCE);
+        if (threshold >= 0) {
+            rules.add(new Rule(data, 0, threshold + 1, 1, Integer.MAX_VALUE, 1, Integer.MAX_VALUE, Algorithm.TREE,
+                    Rule.UNSET, Rule.UNSET, "sharp4j.tiled.threshold"));
+            rules.add(new Rule(data, threshold + 1, Long.MAX_VALUE, 1, Integer.MAX_VALUE, 1, Integer.MAX_VALUE,
+                    Algorithm.TILED, Rule.UNSET, Rule.UNSET, "sharp4j.tiled.threshold"));
+        }
+        if (radix != Rule.UNSET) {
+            rules.add(new Rule(EnumSet.allOf(Collective.class), 0, Long.MAX_VALUE, 1, Integer.MAX_VALUE, 1,
+                    Integer.MAX_VALUE, null, radix, Rule.UNSET, "sharp4j.tree.radix"));
+        }
+        t.sources[Level.LEGACY.ordinal()] = rules.isEmpty() ? null
+                : new Source(Level.LEGACY, "sharp4j.tree.radix / sharp4j.tiled.threshold", rules);
+        return t;
+    }
+
+    /** The same as {@link #withLegacy} with both values given (what {@code Config.withTuning} does). */
+    public TuningTable withLegacy(IntraNodeTuning t) {
+        return withLegacy(t.treeRadix(), t.tiledThresholdBytes());
+    }
+
+    /** Sources present, lowest precedence first. */
+    public List<Source> sources() {
+        List<Source> out = new ArrayList<>();
+        for (Source s : sources) {
+            if (s != null) {
+                out.add(s);
+            }
+        }
+        return out;
+    }
+
+    public Source source(Level l) {
+        return sources[l.ordinal()];
+    }
+
+    /** Resolves the rules for a job of {@code nodes} nodes with at most {@code ppn} ranks per node. */
+    public CompiledTable compile(int nodes, int ppn) {
+        List<List<CompiledTable.Seg>> intra = new ArrayList<>();
+        List<List<CompiledTable.Seg>> inter = new ArrayList<>();
+        for (Collective c : Collective.values()) {
+            List<CompiledTable.Seg> a = new ArrayList<>();
+            a.add(new CompiledTable.Seg(0, Long.MAX_VALUE, Algorithm.TREE, CompiledTable.DEFAULT_TREE_RADIX, 0, "default"));
+            List<CompiledTable.Seg> b = new ArrayList<>();
+            b.add(new CompiledTable.Seg(0, Long.MAX_VALUE, Algorithm.KNOMIAL, CompiledTable.DEFAULT_KNOMIAL_RADIX, 0, "default"));
+            for (Source s : sources) {
+                if (s == null) {
+                    continue;
+                }
+                for (Rule r : s.rules) {
+                    if (!r.appliesTo(c) || !r.appliesTo(nodes, ppn)) {
+                        continue;
+                    }
+                    String origin = s.level == Level.BUILT_IN ? "built-in: " + r : r.origin() + ": " + r;
+                    if (r.algorithm() == null) {
+                        a = paint(a, r, origin);
+                        b = paint(b, r, origin);
+                    } else if (r.algorithm().intraNode()) {
+                        a = paint(a, r, origin);
+                    } else {
+                        b = paint(b, r, origin);
+                    }
+                }
+            }
+            intra.add(merge(a));
+            inter.add(merge(b));
+        }
+        return new CompiledTable(nodes, ppn, intra, inter);
+    }
+
+    private static int defaultRadix(Algorithm a) {
+        switch (a) {
+            case TREE: return CompiledTable.DEFAULT_TREE_RADIX;
+            case KNOMIAL: return CompiledTable.DEFAULT_KNOMIAL_RADIX;
+            case SRA: return CompiledTable.DEFAULT_SRA_RADIX;
+            default: return 0;
+        }
+    }
+
+    private static List<CompiledTable.Seg> paint(List<CompiledTable.Seg> segs, Rule r, String origin) {
+        List<CompiledTable.Seg> out = new ArrayList<>();
+        long lo = r.minBytes();
+        long hi = r.maxBytes();
+        for (CompiledTable.Seg s : segs) {
+            if (s.hi <= lo || s.lo >= hi) {
+                out.add(s);
+                continue;
+            }
+            if (s.lo < lo) {
+                out.add(s.range(s.lo, lo));
+            }
+            long a = Math.max(s.lo, lo);
+            long b = Math.min(s.hi, hi);
+            if (r.algorithm() == null) {
+                boolean radixApplies = r.radix() != Rule.UNSET && s.alg.takesRadix();
+                boolean chunkApplies = r.chunk() != Rule.UNSET && s.alg.takesChunk();
+                if (radixApplies || chunkApplies) {
+                    out.add(new CompiledTable.Seg(a, b, s.alg, radixApplies ? r.radix() : s.radix,
+                            chunkApplies ? r.chunk() : s.chunk, s.origin + "; " + origin));
+                } else {
+                    out.add(s.range(a, b));
+                }
+            } else {
+                boolean same = s.alg == r.algorithm();
+                int radix = r.radix() != Rule.UNSET ? r.radix() : same ? s.radix : defaultRadix(r.algorithm());
+                int chunk = r.chunk() != Rule.UNSET ? r.chunk() : same ? s.chunk : 0;
+                out.add(new CompiledTable.Seg(a, b, r.algorithm(), radix, chunk, origin));
+            }
+            if (s.hi > hi) {
+                out.add(s.range(hi, s.hi));
+            }
+        }
+        return out;
+    }
+
+    private static List<CompiledTable.Seg> merge(List<CompiledTable.Seg> segs) {
+        List<CompiledTable.Seg> out = new ArrayList<>();
+        for (CompiledTable.Seg s : segs) {
+            if (!out.isEmpty() && out.get(out.size() - 1).sameChoice(s)) {
+                CompiledTable.Seg p = out.remove(out.size() - 1);
+                out.add(p.range(p.lo, s.hi));
+            } else {
+                out.add(s);
+            }
+        }
+        return out;
+    }
+
+    /** Every source and its rules, for {@code sharp4j info}. */
+    public List<String> describeSources() {
+        List<String> out = new ArrayList<>();
+        for (Source s : sources) {
+            if (s == null) {
+                continue;
+            }
+            out.add(s.level.label() + " (" + s.name + "), " + s.rules.size() + " rule(s):");
+            for (Rule r : s.rules) {
+                out.add("  " + r + (s.level == Level.BUILT_IN ? "" : "    # " + r.origin()));
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public String toString() {
+        List<String> names = new ArrayList<>();
+        for (Source s : sources) {
+            if (s != null) {
+                names.add(s.level.label() + (s.level == Level.BUILT_IN ? "" : " " + s.name));
+            }
+        }
+        return String.join(" < ", names);
+    }
+
+    static List<String> lines(String... s) {
+        return Arrays.asList(s);
+    }
+}

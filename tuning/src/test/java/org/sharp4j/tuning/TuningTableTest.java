@@ -1,0 +1,134 @@
+package org.sharp4j.tuning;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class TuningTableTest {
+    static final Collective AR = Collective.ALLREDUCE;
+
+    @Test
+    void builtInMatchesTheLegacyDefaults() {
+        CompiledTable t = TuningTable.builtIn().compile(1, 4);
+        assertEquals(IntraNodeAlgorithm.TREE, t.intraAlgorithm(AR, 0));
+        assertEquals(IntraNodeAlgorithm.TREE, t.intraAlgorithm(AR, 16384));
+        assertEquals(IntraNodeAlgorithm.TILED, t.intraAlgorithm(AR, 16385));
+        assertEquals(IntraNodeAlgorithm.TILED, t.intraAlgorithm(AR, Long.MAX_VALUE - 1));
+        assertEquals(IntraNodeAlgorithm.TREE, t.intraAlgorithm(Collective.BARRIER, 0));
+        assertEquals(2, t.treeRadix(AR, 8));
+        assertEquals(16384, t.summary().tiledThresholdBytes());
+        assertEquals(2, t.summary().treeRadix());
+        // inter-node: k-nomial below 4k, SRA from 4k; SHARP only from 4 nodes
+        assertEquals(Algorithm.KNOMIAL, t.interAlgorithm(AR, 4095));
+        assertEquals(Algorithm.SRA, t.interAlgorithm(AR, 4096));
+        assertEquals(0, t.sharpMaxBytes(AR));
+        CompiledTable big = TuningTable.builtIn().compile(4, 4);
+        assertEquals(Algorithm.SHARP, big.interAlgorithm(AR, 2047));
+        assertEquals(Algorithm.KNOMIAL, big.interAlgorithm(AR, 2048));
+        assertEquals(2048, big.sharpMaxBytes(AR));
+        assertEquals(Algorithm.SHARP, big.interAlgorithm(Collective.BARRIER, 0));
+    }
+
+    @Test
+    void lookupAtRangeEdges() {
+        TuningTable tt = TuningTable.builtIn().withOverride(
+                "allreduce:0-64:tiled#allreduce:64-4k:tree:radix=4#allreduce:4k-1M:tree:radix=8#allreduce:1M-inf:tiled:chunk=32k", "t");
+        CompiledTable t = tt.compile(1, 2);
+        long[] at = {0, 63, 64, 65, 4095, 4096, (1 << 20) - 1, 1 << 20, Long.MAX_VALUE - 1};
+        String[] want = {"TILED", "TILED", "TREE4", "TREE4", "TREE4", "TREE8", "TREE8", "TILED", "TILED"};
+        for (int i = 0; i < at.length; i++) {
+            int k = t.intraIndex(AR, at[i]);
+            String got = t.intraAlgorithmAt(AR, k) == IntraNodeAlgorithm.TREE ? "TREE" + t.treeRadixAt(AR, k) : "TILED";
+            assertEquals(want[i], got, "at " + at[i]);
+        }
+        assertEquals(32768, t.chunkAt(AR, t.intraIndex(AR, 1 << 20)));
+        assertEquals(0, t.chunkAt(AR, t.intraIndex(AR, 0)), "unset chunk means the slot size");
+        // reduce was not overridden
+        assertEquals(IntraNodeAlgorithm.TREE, t.intraAlgorithm(Collective.REDUCE, 63));
+    }
+
+    @Test
+    void nodeAndPpnQualifiers() {
+        TuningTable tt = TuningTable.builtIn().withOverride("allreduce:0-inf:nodes=2-3:ppn=4-inf:tiled", "t");
+        assertEquals(IntraNodeAlgorithm.TILED, tt.compile(2, 4).intraAlgorithm(AR, 8));
+        assertEquals(IntraNodeAlgorithm.TILED, tt.compile(3, 64).intraAlgorithm(AR, 8));
+        assertEquals(IntraNodeAlgorithm.TREE, tt.compile(1, 4).intraAlgorithm(AR, 8));
+        assertEquals(IntraNodeAlgorithm.TREE, tt.compile(4, 4).intraAlgorithm(AR, 8));
+        assertEquals(IntraNodeAlgorithm.TREE, tt.compile(2, 3).intraAlgorithm(AR, 8));
+    }
+
+    @Test
+    void precedenceOverrideOverLegacyOverFileOverBuiltIn(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("table.txt");
+        Files.writeString(f, "# tuned\nallreduce:0-1k:tree:radix=8\nallreduce:1k-inf:tiled\n");
+        Properties p = new Properties();
+        p.setProperty(TuningTable.PROP_FILE, f.toString());
+        CompiledTable t = TuningTable.resolve(p, Map.of()).compile(1, 2);
+        assertEquals(8, t.treeRadix(AR, 100));
+        assertEquals(IntraNodeAlgorithm.TILED, t.intraAlgorithm(AR, 1024));
+        assertTrue(t.intraOrigin(AR, 100).startsWith(f + ":2"), t.intraOrigin(AR, 100));
+        assertEquals(IntraNodeAlgorithm.TREE, t.intraAlgorithm(Collective.REDUCE, 1024), "file says nothing about reduce");
+        assertTrue(t.intraOrigin(Collective.REDUCE, 1024).startsWith("built-in"));
+
+        // legacy properties beat the file
+        p.setProperty("sharp4j.tiled.threshold", "2k");
+        t = TuningTable.resolve(p, Map.of()).compile(1, 2);
+        assertEquals(IntraNodeAlgorithm.TREE, t.intraAlgorithm(AR, 2048));
+        assertEquals(IntraNodeAlgorithm.TILED, t.intraAlgorithm(AR, 2049));
+        assertEquals(8, t.treeRadix(AR, 100), "same algorithm: the file's radix is kept");
+        p.setProperty("sharp4j.tree.radix", "3");
+        t = TuningTable.resolve(p, Map.of()).compile(1, 2);
+        assertEquals(3, t.treeRadix(AR, 100));
+        assertEquals(3, t.interRadix(AR, 8), "the legacy radix also sets the host k-nomial");
+        assertTrue(t.intraOrigin(AR, 100).contains("sharp4j.tree.radix"));
+
+        // the override string beats everything, only where it applies
+        Map<String, String> env = Map.of(TuningTable.ENV_TUNE, "allreduce:0-64:tiled");
+        t = TuningTable.resolve(p, env).compile(1, 2);
+        assertEquals(IntraNodeAlgorithm.TILED, t.intraAlgorithm(AR, 63));
+        assertEquals(IntraNodeAlgorithm.TREE, t.intraAlgorithm(AR, 64));
+        assertTrue(t.intraOrigin(AR, 0).startsWith("SHARP4J_TUNE"), t.intraOrigin(AR, 0));
+        // the property beats the variable
+        p.setProperty(TuningTable.PROP_TUNE, "allreduce:0-64:tree:radix=5");
+        t = TuningTable.resolve(p, env).compile(1, 2);
+        assertEquals(IntraNodeAlgorithm.TREE, t.intraAlgorithm(AR, 63));
+        assertEquals(5, t.treeRadix(AR, 63));
+        assertEquals(List.of(TuningTable.Level.BUILT_IN, TuningTable.Level.FILE, TuningTable.Level.LEGACY,
+                TuningTable.Level.OVERRIDE), TuningTable.resolve(p, env).sources().stream().map(TuningTable.Source::level).toList());
+    }
+
+    @Test
+    void fileFromEnvironmentAndErrorsNameTheFile(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("bad.txt");
+        Files.writeString(f, "allreduce:0-1k:tree\nallreduce:1k-inf:tiled:radix=2\n");
+        TuningFormatException e = assertThrows(TuningFormatException.class,
+                () -> TuningTable.resolve(new Properties(), Map.of(TuningTable.ENV_FILE, f.toString())));
+        assertEquals(f + ":2: tiled takes no radix in 'allreduce:1k-inf:tiled:radix=2'", e.getMessage());
+    }
+
+    @Test
+    void laterRulesWinWithinASourceAndParameterOnlyRulesPatch() {
+        CompiledTable t = TuningTable.builtIn()
+                .withOverride("allreduce:0-inf:tree:radix=2#allreduce:0-1k:tiled#all:0-inf:radix=6#all:0-inf:chunk=4k", "t")
+                .compile(1, 2);
+        assertEquals(IntraNodeAlgorithm.TILED, t.intraAlgorithm(AR, 1023));
+        assertEquals(4096, t.chunkAt(AR, t.intraIndex(AR, 0)));
+        assertEquals(6, t.treeRadix(AR, 1024));
+        assertEquals(6, t.interRadix(AR, 8));
+    }
+
+    @Test
+    void sizesFormatRoundTrips() {
+        for (long v : new long[] {0, 1, 63, 1024, 16385, 1 << 20, 3L << 30, Long.MAX_VALUE}) {
+            assertEquals(v, Sizes.parseBytes(Sizes.format(v)));
+        }
+    }
+}
