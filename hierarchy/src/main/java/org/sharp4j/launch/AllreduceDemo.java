@@ -15,8 +15,8 @@ public final class AllreduceDemo {
             double[] out = new double[2];
             comm.allreduce(in, out, Op.SUM);
             comm.barrier();
-            System.out.printf("rank %d of %d: sum of ranks = %.0f, ranks counted = %.0f (%s)%n", comm.rank(), comm.size(),
-                    out[0], out[1], comm.topology());
+            System.out.println(String.format("rank %d of %d: sum of ranks = %.0f, ranks counted = %.0f (%s)", comm.rank(), comm.size(),
+                    out[0], out[1], comm.topology())); // one write per line: ranks share stdout
         }
     }
 }
