@@ -1,7 +1,7 @@
 # Sourced by bin/sharp4j-run and bin/sharp4j: makes sure a JDK and Maven exist (installs them as
 # root on Debian, else says how), builds osu-bench and the modules it needs on first use or when
 # a source is newer than the jar, and sets $SHARP4J_CP to the class path the ranks run with.
-# Only osu-bench and its dependencies are built: the SHARP emulator (sharp-jni, gcc) is for the tests.
+# Only osu-bench and its dependencies are built, without tests: the SHARP emulator (gcc) is for the tests.
 sharp4j_prepare() {
   local top="$1" me="$2"
   if ! command -v mvn >/dev/null 2>&1 || ! command -v javac >/dev/null 2>&1; then
@@ -17,7 +17,7 @@ sharp4j_prepare() {
   local target="$top/osu-bench/target" jar
   jar=$(ls "$target"/sharp4j-osu-bench-*.jar 2>/dev/null | head -n 1 || true)
   if [ -z "$jar" ] || [ ! -d "$target/lib" ] || \
-     [ -n "$(find "$top"/tuning "$top"/hierarchy "$top"/osu-bench -path '*/src/main/*' -newer "$jar" -print -quit 2>/dev/null)" ]; then
+     [ -n "$(find "$top"/tuning "$top"/hierarchy "$top"/sharp-jni "$top"/osu-bench -path '*/src/main/*' -newer "$jar" -print -quit 2>/dev/null)" ]; then
     echo "$me: building (mvn -q -DskipTests package -pl osu-bench -am) ..." >&2
     (cd "$top" && mvn -B -q -DskipTests package -pl osu-bench -am) >&2
     jar=$(ls "$target"/sharp4j-osu-bench-*.jar | head -n 1)

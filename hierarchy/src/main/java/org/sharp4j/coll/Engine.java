@@ -647,8 +647,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     + " while waiting for rank " + awaitedRank, dead.stream().mapToInt(Integer::intValue).toArray());
         }
         long abort = node.abortWord();
-        if (abort == 0 && inter instanceof ShmInterNode) {
-            abort = ((ShmInterNode) inter).level().abortWord();
+        if (abort == 0 && inter != null) {
+            abort = inter.abortWord();
         }
         if (abort != 0 && (int) abort != rank + 1) {
             int giver = (int) abort - 1;
@@ -682,8 +682,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
 
     private void giveUp(int blamed) {
         node.abort(rank, blamed);
-        if (inter instanceof ShmInterNode) {
-            ((ShmInterNode) inter).level().abort(rank, blamed);
+        if (inter != null) {
+            inter.abort(rank, blamed);
         }
     }
 

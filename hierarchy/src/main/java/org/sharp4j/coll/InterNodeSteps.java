@@ -103,8 +103,20 @@ final class InterNodeSteps {
         for (InterNodeProvider off : offloads) {
             String objection = agree(boot, off, ctx);
             if (objection == null) {
-                step = off.create(ctx, step);
-                description = off.name() + " over " + description;
+                InterNodeStep wrapped = off.create(ctx, step);
+                // An offload whose setup failed hands the host path back (and logs why); only the
+                // node leaders can tell, so they say whether it engaged and every rank describes
+                // phase 3 the same way.
+                boolean engaged = step != null && wrapped != step;
+                byte[][] said = boot.allgather(new byte[] {(byte) (engaged ? 1 : 0)});
+                boolean any = false;
+                for (byte[] b : said) {
+                    any |= b[0] == 1;
+                }
+                step = wrapped;
+                if (any) {
+                    description = off.name() + " over " + description;
+                }
                 break;
             }
             if (boot.rank() == 0) {

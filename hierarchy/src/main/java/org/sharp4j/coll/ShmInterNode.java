@@ -92,6 +92,16 @@ final class ShmInterNode implements InterNodeStep {
     }
 
     @Override
+    public void abort(int rank, int blamed) {
+        level.abort(rank, blamed);
+    }
+
+    @Override
+    public long abortWord() {
+        return level.abortWord();
+    }
+
+    @Override
     public void close() {
         level.segment.close();
     }

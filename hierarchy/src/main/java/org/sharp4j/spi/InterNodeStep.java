@@ -29,6 +29,19 @@ public interface InterNodeStep extends AutoCloseable {
     /** Returns once every node leader called it. */
     void barrier(long desc, CallStatus status);
 
+    /**
+     * Slow path, best effort: tell the other node leaders that {@code rank} gave up on the job,
+     * blaming {@code blamed} (or -1), so that they fail now rather than at their timeout. Offloads
+     * pass it to the host path they wrap.
+     */
+    default void abort(int rank, int blamed) {
+    }
+
+    /** Slow path: {@code (blamed+1) << 32 | (giver+1)} if another node leader gave up, else 0. */
+    default long abortWord() {
+        return 0;
+    }
+
     @Override
     void close();
 }

@@ -1,0 +1,216 @@
+package org.sharp4j.sharp;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import org.sharp4j.Sharp4jException;
+import org.sharp4j.bootstrap.Bootstrap;
+import org.sharp4j.spi.InterNodeContext;
+import org.sharp4j.spi.InterNodeProvider;
+import org.sharp4j.spi.InterNodeStep;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * SHARP in-network aggregation as the phase-3 offload (registered in
+ * {@code META-INF/services/org.sharp4j.spi.InterNodeProvider}), switched by {@code sharp4j.sharp}
+ * (see {@link SharpSettings}).
+ *
+ * <p>{@link #create} is collective over the bootstrap and keeps every rank in step:
+ * <ol>
+ *   <li>every node leader loads libsharp_coll; rank 0 draws the SHARP job id; one bootstrap
+ *       allgather shares the id and any load error;</li>
+ *   <li>the node leaders run {@code sharp_coll_init}, {@code sharp_coll_caps_query} and
+ *       {@code sharp_coll_comm_init} (retried twice on ELOCK_FAILED) with the OOB callbacks over
+ *       the host path ({@link OobChannel}), agreeing on each outcome over the host path; one
+ *       bootstrap allgather then tells every rank the result and the capabilities (the masks are
+ *       ANDed and the payload limit is the smallest, so the per-call dispatch is the same everywhere).</li>
+ * </ol>
+ * On a failure every rank makes the same choice: in auto mode rank 0 logs one WARN line (the
+ * library's strerror text and the call that failed) and the host path is used; in on mode every
+ * rank throws, naming the reason (for a missing library: every place looked at).
+ */
+public final class SharpProvider implements InterNodeProvider {
+    private static final Logger LOG = LoggerFactory.getLogger(SharpProvider.class);
+    private static final SecureRandom RANDOM = new SecureRandom();
+    /** comm_init attempts when the library answers ELOCK_FAILED ("can retry"). */
+    static final int COMM_INIT_ATTEMPTS = 3;
+
+    @Override
+    public String name() {
+        return "SHARP";
+    }
+
+    @Override
+    public boolean offload() {
+        return true;
+    }
+
+    @Override
+    public String unavailableReason(InterNodeContext ctx) {
+        SharpSettings s = SharpSettings.fromSystemProperties();
+        if (s.mode == SharpSettings.Mode.OFF) {
+            return SharpSettings.MODE + "=off";
+        }
+        int nodes = ctx.topology().nodeCount();
+        if (nodes < s.minNodes) {
+            return nodes + " node(s), fewer than " + SharpSettings.MIN_NODES + "=" + s.minNodes;
+        }
+        if (s.mode == SharpSettings.Mode.ON) {
+            return null; // create() reports a missing library on every rank at once
+        }
+        try {
+            SharpLibrary.load(System.getProperties(), System.getenv());
+            return null;
+        } catch (Sharp4jException e) {
+            return e.getMessage();
+        }
+    }
+
+    @Override
+    public InterNodeStep create(InterNodeContext ctx, InterNodeStep hostPath) {
+        SharpSettings s = SharpSettings.fromSystemProperties();
+        Bootstrap boot = ctx.bootstrap();
+        boolean leader = hostPath != null;
+        int nodes = ctx.topology().nodeCount();
+        int node = ctx.node();
+
+        // Round 1: the library on every node leader, the job id from rank 0.
+        SharpLibrary lib = null;
+        String err = null;
+        if (leader) {
+            try {
+                lib = SharpLibrary.load(System.getProperties(), System.getenv());
+            } catch (Sharp4jException e) {
+                err = e.getMessage();
+            }
+        }
+        long jobId = 0;
+        if (boot.rank() == 0) {
+            do {
+                jobId = RANDOM.nextLong() & Long.MAX_VALUE;
+            } while (jobId == 0);
+        }
+        byte[][] all = boot.allgather(encode(jobId, 0, 0, 0, err));
+        jobId = ByteBuffer.wrap(all[0]).getLong(0);
+        String reason = firstError(all);
+        if (reason != null) {
+            return giveUp(boot, s, hostPath, "libsharp_coll cannot be used: " + reason);
+        }
+
+        // Round 2: context and communicator of the node leaders, OOB over the host path.
+        SharpTeam team = null;
+        String failure = null;
+        if (leader) {
+            OobChannel oob = new OobChannel(hostPath, node, nodes);
+            team = new SharpTeam(lib, oob);
+            try {
+                failure = setUp(team, jobId);
+            } catch (RuntimeException | Error e) { // e.g. a peer failure seen inside an OOB callback
+                team.close();
+                throw e;
+            }
+            if (failure != null) {
+                team.close();
+                team = null;
+            }
+        }
+        all = boot.allgather(leader ? encode(0, team == null ? 0 : team.dtypes, team == null ? 0 : team.reduceOps,
+                team == null ? 0 : team.payload, failure) : new byte[0]);
+        reason = firstError(all);
+        if (reason != null) {
+            if (team != null) {
+                team.close();
+            }
+            return giveUp(boot, s, hostPath, reason);
+        }
+        long dtypes = -1;
+        long ops = -1;
+        long payload = Long.MAX_VALUE;
+        for (byte[] a : all) {
+            if (a.length > 0) {
+                ByteBuffer b = ByteBuffer.wrap(a);
+                dtypes &= b.getLong(8);
+                ops &= b.getLong(16);
+                payload = Math.min(payload, b.getLong(24));
+            }
+        }
+        if (!leader) {
+            return null;
+        }
+        long maxBytes = s.maxBytes >= 0 ? s.maxBytes : payload;
+        if (boot.rank() == ctx.nodeLeaders()[0]) {
+            LOG.debug("sharp4j: SHARP team of {} node leaders from {} (job id {}): dtypes 0x{}, ops 0x{}, payload {} B, "
+                    + "max bytes {}, {}", nodes, lib.file(), Long.toHexString(jobId), Long.toHexString(dtypes),
+                    Long.toHexString(ops), payload, maxBytes, s);
+        }
+        return new SharpStep(hostPath, team, dtypes, ops, maxBytes, s.maxFailures);
+    }
+
+    /** Init, caps, comm init with the agreements between node leaders; null on success, else the reason. */
+    private static String setUp(SharpTeam team, long jobId) {
+        OobChannel oob = team.oob;
+        int rc = team.init(jobId);
+        long o = oob.agree(rc, OobChannel.SETUP_DESC, null);
+        if (o != OobChannel.ALL_OK) {
+            return describe(team, "sharp_coll_init", o, 1);
+        }
+        rc = team.queryCaps();
+        o = oob.agree(rc, OobChannel.SETUP_DESC, null);
+        if (o != OobChannel.ALL_OK) {
+            return describe(team, "sharp_coll_caps_query", o, 1);
+        }
+        for (int attempt = 1; ; attempt++) {
+            rc = team.commInit();
+            o = oob.agree(rc, OobChannel.SETUP_DESC, null);
+            if (o == OobChannel.ALL_OK) {
+                return null;
+            }
+            if (OobChannel.failedCode(o) != SharpAbi.ELOCK_FAILED || attempt == COMM_INIT_ATTEMPTS) {
+                return describe(team, "sharp_coll_comm_init", o, attempt);
+            }
+            try {
+                Thread.sleep(10L * attempt); // the tree lock is held by another job: try again shortly
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return describe(team, "sharp_coll_comm_init", o, attempt);
+            }
+        }
+    }
+
+    private static String describe(SharpTeam team, String call, long outcome, int attempts) {
+        int code = OobChannel.failedCode(outcome);
+        return call + " failed with " + code + " (" + team.lib.strerror(code) + ") on node " + OobChannel.failedNode(outcome)
+                + (attempts > 1 ? " after " + attempts + " attempts" : "");
+    }
+
+    /** The same on every rank: on mode throws, auto mode logs once (rank 0) and keeps the host path. */
+    private static InterNodeStep giveUp(Bootstrap boot, SharpSettings s, InterNodeStep hostPath, String reason) {
+        if (s.mode == SharpSettings.Mode.ON) {
+            if (hostPath != null) {
+                hostPath.close();
+            }
+            throw new Sharp4jException(SharpSettings.MODE + "=on but SHARP cannot be used: " + reason);
+        }
+        if (boot.rank() == 0) {
+            LOG.warn("sharp4j: SHARP not used, falling back to {}: {}", hostPath != null ? hostPath.name() : "the host path",
+                    reason);
+        }
+        return hostPath;
+    }
+
+    private static byte[] encode(long a, long b, long c, long d, String err) {
+        byte[] e = err == null ? new byte[0] : err.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(32 + e.length).putLong(a).putLong(b).putLong(c).putLong(d).put(e).array();
+    }
+
+    /** The first rank's error text, prefixed with its rank, or null. */
+    private static String firstError(byte[][] all) {
+        for (int r = 0; r < all.length; r++) {
+            if (all[r].length > 32) {
+                return "rank " + r + ": " + new String(all[r], 32, all[r].length - 32, StandardCharsets.UTF_8);
+            }
+        }
+        return null;
+    }
+}

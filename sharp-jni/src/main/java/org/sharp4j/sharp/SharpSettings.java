@@ -1,0 +1,101 @@
+package org.sharp4j.sharp;
+
+import java.util.Locale;
+import java.util.Properties;
+import org.sharp4j.tuning.Sizes;
+
+/**
+ * The SHARP offload's system properties, read when a communicator is created.
+ *
+ * <table>
+ *   <caption>Properties</caption>
+ *   <tr><td>sharp4j.sharp</td><td>auto (default): use SHARP when the library loads and initialises, else the
+ *       host path (one WARN line); on: fail loudly when it cannot; off: never</td></tr>
+ *   <tr><td>sharp4j.sharp.lib</td><td>path of libsharp_coll.so (a file, or a directory holding it); looked at
+ *       first, then jna.library.path, LD_LIBRARY_PATH, $HPCX_SHARP_DIR/lib</td></tr>
+ *   <tr><td>sharp4j.sharp.max.bytes</td><td>largest payload sent to SHARP (default: the library's
+ *       max_osts x user_data_per_ost); larger calls take the host path</td></tr>
+ *   <tr><td>sharp4j.sharp.min.nodes</td><td>use SHARP only with at least this many nodes (default 2)</td></tr>
+ *   <tr><td>sharp4j.sharp.max.failures</td><td>failed SHARP operations after which SHARP is switched off for the
+ *       job (default 3; 0: never)</td></tr>
+ * </table>
+ *
+ * The library's own {@code SHARP_COLL_*} environment variables are passed through untouched.
+ */
+public final class SharpSettings {
+    public enum Mode { AUTO, ON, OFF }
+
+    public static final String MODE = "sharp4j.sharp";
+    public static final String LIB = "sharp4j.sharp.lib";
+    public static final String MAX_BYTES = "sharp4j.sharp.max.bytes";
+    public static final String MIN_NODES = "sharp4j.sharp.min.nodes";
+    public static final String MAX_FAILURES = "sharp4j.sharp.max.failures";
+
+    public final Mode mode;
+    /** Null when unset. */
+    public final String lib;
+    /** -1: from the capabilities. */
+    public final long maxBytes;
+    public final int minNodes;
+    public final int maxFailures;
+
+    private SharpSettings(Mode mode, String lib, long maxBytes, int minNodes, int maxFailures) {
+        this.mode = mode;
+        this.lib = lib;
+        this.maxBytes = maxBytes;
+        this.minNodes = minNodes;
+        this.maxFailures = maxFailures;
+    }
+
+    public static SharpSettings fromSystemProperties() {
+        return fromProperties(System.getProperties());
+    }
+
+    public static SharpSettings fromProperties(Properties p) {
+        Mode mode;
+        String m = p.getProperty(MODE, "auto").trim().toLowerCase(Locale.ROOT);
+        switch (m) {
+            case "auto": mode = Mode.AUTO; break;
+            case "on": case "true": case "1": mode = Mode.ON; break;
+            case "off": case "false": case "0": mode = Mode.OFF; break;
+            default: throw new IllegalArgumentException(MODE + " must be auto, on or off, got '" + m + "'");
+        }
+        String lib = p.getProperty(LIB);
+        if (lib != null && lib.isBlank()) {
+            lib = null;
+        }
+        long maxBytes = -1;
+        String mb = p.getProperty(MAX_BYTES);
+        if (mb != null && !mb.isBlank()) {
+            maxBytes = Sizes.parseBytes(mb.trim());
+            if (maxBytes < 0) {
+                throw new IllegalArgumentException(MAX_BYTES + " must be >= 0, got '" + mb + "'");
+            }
+        }
+        int minNodes = intProp(p, MIN_NODES, 2);
+        int maxFailures = intProp(p, MAX_FAILURES, 3);
+        if (minNodes < 1 || maxFailures < 0) {
+            throw new IllegalArgumentException(MIN_NODES + " must be >= 1 and " + MAX_FAILURES + " >= 0");
+        }
+        return new SharpSettings(mode, lib, maxBytes, minNodes, maxFailures);
+    }
+
+    private static int intProp(Properties p, String name, int def) {
+        String v = p.getProperty(name);
+        if (v == null || v.isBlank()) {
+            return def;
+        }
+        try {
+            return Integer.parseInt(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("bad " + name + ": '" + v + "'", e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return MODE + "=" + mode.name().toLowerCase(Locale.ROOT) + (lib != null ? ", " + LIB + "=" + lib : "")
+                + (maxBytes >= 0 ? ", " + MAX_BYTES + "=" + maxBytes : "") + ", " + MIN_NODES + "=" + minNodes + ", "
+                + MAX_FAILURES + "=" + maxFailures;
+    }
+}

@@ -1,0 +1,274 @@
+package org.sharp4j.sharp;
+
+import com.sun.jna.Memory;
+import com.sun.jna.Native;
+import com.sun.jna.Pointer;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * One node leader's SHARP context and communicator (the node leaders' team): init, caps, comm init,
+ * memory registrations, the blocking Allreduce and Barrier, and teardown. Returns the library's
+ * codes; the policy (agreement, fallback) is {@link SharpStep}'s.
+ *
+ * <p>Hot path: the {@code sharp_coll_reduce_spec} lives in native memory allocated once; a call
+ * writes its nine varying fields through a ByteBuffer view at the offsets JNA computed for
+ * {@link SharpAbi.ReduceSpec} (the layout checked at load) and calls the direct-mapped function
+ * with raw addresses. Buffers are registered once per base buffer (cached by address) and the
+ * handle reused.
+ *
+ * <p>Not thread-safe: one thread drives a node leader.
+ */
+final class SharpTeam implements AutoCloseable {
+    private static final int O_ROOT;
+    private static final int O_S_TYPE;
+    private static final int O_S_MEM;
+    private static final int O_S_PTR;
+    private static final int O_S_LEN;
+    private static final int O_S_MR;
+    private static final int O_R_TYPE;
+    private static final int O_R_MEM;
+    private static final int O_R_PTR;
+    private static final int O_R_LEN;
+    private static final int O_R_MR;
+    private static final int O_DTYPE;
+    private static final int O_LENGTH;
+    private static final int O_OP;
+    private static final int O_AGGR;
+    private static final int SPEC_SIZE;
+
+    static {
+        SharpAbi.ReduceSpec rs = new SharpAbi.ReduceSpec();
+        SharpAbi.DataDesc d = new SharpAbi.DataDesc();
+        SharpAbi.DescUnion u = new SharpAbi.DescUnion();
+        SharpAbi.BufferPart b = new SharpAbi.BufferPart();
+        int buf = d.offsetOf("u") + u.offsetOf("buffer");
+        int s = rs.offsetOf("sbuf_desc");
+        int r = rs.offsetOf("rbuf_desc");
+        O_ROOT = rs.offsetOf("root");
+        O_S_TYPE = s + d.offsetOf("type");
+        O_S_MEM = s + d.offsetOf("mem_type");
+        O_S_PTR = s + buf + b.offsetOf("ptr");
+        O_S_LEN = s + buf + b.offsetOf("length");
+        O_S_MR = s + buf + b.offsetOf("mem_handle");
+        O_R_TYPE = r + d.offsetOf("type");
+        O_R_MEM = r + d.offsetOf("mem_type");
+        O_R_PTR = r + buf + b.offsetOf("ptr");
+        O_R_LEN = r + buf + b.offsetOf("length");
+        O_R_MR = r + buf + b.offsetOf("mem_handle");
+        O_DTYPE = rs.offsetOf("dtype");
+        O_LENGTH = rs.offsetOf("length");
+        O_OP = rs.offsetOf("op");
+        O_AGGR = rs.offsetOf("aggr_mode");
+        SPEC_SIZE = rs.size();
+    }
+
+    /** Successful sharp_coll_reg_mr calls in this process (tests: one per base buffer and node leader). */
+    static final java.util.concurrent.atomic.AtomicLong REGISTRATIONS = new java.util.concurrent.atomic.AtomicLong();
+
+    final SharpLibrary lib;
+    final OobChannel oob;
+    /** Keeps the callbacks (and the spec that points at them) reachable until after finalize. */
+    private SharpAbi.InitSpec initSpec;
+    private final Memory out = new Memory(8);
+    private final Memory specMem;
+    private final ByteBuffer spec;
+    private final long specAddr;
+    private long ctx;
+    private long comm;
+    private final Map<Long, Long> regs = new HashMap<>();
+    private ByteBuffer lastBuf;
+    private long lastBase;
+    private long lastMr;
+
+    long dtypes;
+    long reduceOps;
+    long featureMask;
+    long payload;
+    int pktVersion;
+
+    SharpTeam(SharpLibrary lib, OobChannel oob) {
+        this.lib = lib;
+        this.oob = oob;
+        this.specMem = new Memory(SPEC_SIZE);
+        specMem.clear();
+        this.spec = specMem.getByteBuffer(0, SPEC_SIZE).order(ByteOrder.nativeOrder());
+        this.specAddr = Pointer.nativeValue(specMem);
+        spec.putInt(O_ROOT, 0);
+        spec.putInt(O_S_TYPE, SharpAbi.DATA_BUFFER);
+        spec.putInt(O_S_MEM, SharpAbi.MEM_TYPE_HOST);
+        spec.putInt(O_R_TYPE, SharpAbi.DATA_BUFFER);
+        spec.putInt(O_R_MEM, SharpAbi.MEM_TYPE_HOST);
+        spec.putInt(O_AGGR, SharpAbi.AGGREGATION_NONE);
+    }
+
+    /**
+     * {@code sharp_coll_init} for SHARP rank {@link OobChannel#rank()} of {@link OobChannel#size()}:
+     * the library's default config, the OOB callbacks, node-local rank 0, channel 0. Collective over
+     * the node leaders.
+     */
+    int init(long jobId) {
+        SharpAbi.InitSpec s = new SharpAbi.InitSpec();
+        s.clear();
+        s.job_id = jobId;
+        s.world_rank = oob.rank();
+        s.world_size = oob.size();
+        s.progress_func = null;
+        s.group_channel_idx = 0;
+        SharpAbi.CollConfig def = lib.defaultConfig();
+        s.config.ib_dev_list = def.ib_dev_list;
+        s.config.user_progress_num_polls = def.user_progress_num_polls;
+        s.config.coll_timeout = def.coll_timeout;
+        s.config.flags = def.flags;
+        System.arraycopy(def.reserved, 0, s.config.reserved, 0, s.config.reserved.length);
+        s.oob_colls.bcast = oob.bcast;
+        s.oob_colls.barrier = oob.barrier;
+        s.oob_colls.gather = oob.gather;
+        s.world_local_rank = 0;
+        s.enable_thread_support = 0;
+        s.oob_ctx = Pointer.createConstant(oob.rank() + 1L);
+        s.write();
+        this.initSpec = s;
+        out.setLong(0, 0);
+        int rc = SharpNative.sharp_coll_init(Pointer.nativeValue(s.getPointer()), Pointer.nativeValue(out));
+        oob.rethrow();
+        if (rc == 0) {
+            ctx = out.getLong(0);
+            if (ctx == 0) {
+                rc = SharpAbi.ERROR;
+            }
+        }
+        return rc;
+    }
+
+    /** {@code sharp_coll_caps_query}; keeps the masks and max_osts x user_data_per_ost. Local. */
+    int queryCaps() {
+        SharpAbi.Caps caps = new SharpAbi.Caps();
+        caps.clear();
+        int rc = SharpNative.sharp_coll_caps_query(ctx, Pointer.nativeValue(caps.getPointer()));
+        if (rc == 0) {
+            caps.read();
+            pktVersion = caps.sharp_pkt_version;
+            dtypes = caps.support_mask.dtypes;
+            reduceOps = caps.support_mask.reduce_ops;
+            featureMask = caps.support_mask.feature_mask;
+            payload = (long) caps.resources.max_osts * caps.resources.user_data_per_ost;
+        }
+        return rc;
+    }
+
+    /** {@code sharp_coll_comm_init} of all node leaders. Collective over the node leaders. */
+    int commInit() {
+        SharpAbi.CommInitSpec s = new SharpAbi.CommInitSpec();
+        s.clear();
+        s.rank = oob.rank();
+        s.size = oob.size();
+        s.oob_ctx = Pointer.createConstant(oob.rank() + 1L);
+        s.group_world_ranks = null;
+        s.write();
+        out.setLong(0, 0);
+        int rc = SharpNative.sharp_coll_comm_init(ctx, Pointer.nativeValue(s.getPointer()), Pointer.nativeValue(out));
+        oob.rethrow();
+        if (rc == 0) {
+            comm = out.getLong(0);
+            if (comm == 0) {
+                rc = SharpAbi.ERROR;
+            }
+        }
+        return rc;
+    }
+
+    /** Base address of a direct buffer, registering it on first sight. */
+    long base(ByteBuffer buf) {
+        if (buf != lastBuf) {
+            long base = Pointer.nativeValue(Native.getDirectBufferPointer(buf));
+            Long mr = regs.get(base);
+            if (mr == null) {
+                out.setLong(0, 0);
+                int rc = SharpNative.sharp_coll_reg_mr(ctx, base, buf.capacity(), Pointer.nativeValue(out));
+                mr = rc == 0 ? out.getLong(0) : 0L; // a NULL mem_handle is accepted (unregistered buffer)
+                if (rc == 0) {
+                    REGISTRATIONS.incrementAndGet();
+                }
+                regs.put(base, mr);
+            }
+            lastBuf = buf;
+            lastBase = base;
+            lastMr = mr;
+        }
+        return lastBase;
+    }
+
+    /** Registration handle of the buffer last given to {@link #base} (0: unregistered). */
+    long mr() {
+        return lastMr;
+    }
+
+    int registrations() {
+        return regs.size();
+    }
+
+    /** Blocking in-place Allreduce of {@code count} elements ({@code bytes} bytes) at {@code addr}. */
+    int allreduce(long addr, long bytes, long count, int dtype, int op, long mr) {
+        ByteBuffer s = spec;
+        s.putLong(O_S_PTR, addr);
+        s.putLong(O_S_LEN, bytes);
+        s.putLong(O_S_MR, mr);
+        s.putLong(O_R_PTR, addr);
+        s.putLong(O_R_LEN, bytes);
+        s.putLong(O_R_MR, mr);
+        s.putInt(O_DTYPE, dtype);
+        s.putLong(O_LENGTH, count);
+        s.putInt(O_OP, op);
+        return SharpNative.sharp_coll_do_allreduce(comm, specAddr);
+    }
+
+    /** Allreduce from {@code src} into {@code dst} (not in place; the benchmark). */
+    int allreduce(long src, long dst, long bytes, long count, int dtype, int op, long mr) {
+        ByteBuffer s = spec;
+        s.putLong(O_S_PTR, src);
+        s.putLong(O_S_LEN, bytes);
+        s.putLong(O_S_MR, mr);
+        s.putLong(O_R_PTR, dst);
+        s.putLong(O_R_LEN, bytes);
+        s.putLong(O_R_MR, mr);
+        s.putInt(O_DTYPE, dtype);
+        s.putLong(O_LENGTH, count);
+        s.putInt(O_OP, op);
+        return SharpNative.sharp_coll_do_allreduce(comm, specAddr);
+    }
+
+    int barrier() {
+        return SharpNative.sharp_coll_do_barrier(comm);
+    }
+
+    boolean hasComm() {
+        return comm != 0;
+    }
+
+    /** Deregisters, destroys the communicator, finalizes the context (local calls); then drops the callbacks. */
+    @Override
+    public void close() {
+        oob.close(); // a late callback returns an error instead of waiting for peers that are leaving
+        if (ctx != 0) {
+            for (long mr : regs.values()) {
+                if (mr != 0) {
+                    SharpNative.sharp_coll_dereg_mr(ctx, mr);
+                }
+            }
+        }
+        regs.clear();
+        lastBuf = null;
+        if (comm != 0) {
+            SharpNative.sharp_coll_comm_destroy(comm);
+            comm = 0;
+        }
+        if (ctx != 0) {
+            SharpNative.sharp_coll_finalize(ctx);
+            ctx = 0;
+        }
+        initSpec = null;
+    }
+}
