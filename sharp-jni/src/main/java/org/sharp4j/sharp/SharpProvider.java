@@ -6,6 +6,8 @@ import java.security.SecureRandom;
 import org.sharp4j.Sharp4jException;
 import org.sharp4j.bootstrap.Bootstrap;
 import org.sharp4j.spi.InterNodeContext;
+import org.sharp4j.tuning.Collective;
+import org.sharp4j.tuning.CompiledTable;
 import org.sharp4j.spi.InterNodeProvider;
 import org.sharp4j.spi.InterNodeStep;
 import org.slf4j.Logger;
@@ -53,8 +55,21 @@ public final class SharpProvider implements InterNodeProvider {
             return SharpSettings.MODE + "=off";
         }
         int nodes = ctx.topology().nodeCount();
-        if (nodes < s.minNodes) {
+        if (s.minNodes > 0 && nodes < s.minNodes) {
             return nodes + " node(s), fewer than " + SharpSettings.MIN_NODES + "=" + s.minNodes;
+        }
+        if (!forced(s) && s.maxBytes < 0) {
+            CompiledTable t = table(ctx);
+            boolean chosen = false;
+            for (Collective c : Collective.values()) {
+                chosen |= t.sharpMaxBytes(c) > 0;
+            }
+            if (!chosen) {
+                // Say why rather than stay silent (UCC users hit exactly that: #1164).
+                return "the tuning table does not choose SHARP for " + nodes + " node(s) x " + t.ppn()
+                        + " rank(s) per node (built-in: messages up to 2 KiB from 4 nodes); set " + SharpSettings.MODE
+                        + "=on, " + SharpSettings.MIN_NODES + ", or a sharp4j.tune rule such as all:0-2k:sharp";
+            }
         }
         if (s.mode == SharpSettings.Mode.ON) {
             return null; // create() reports a missing library on every rank at once
@@ -138,13 +153,31 @@ public final class SharpProvider implements InterNodeProvider {
         if (!leader) {
             return null;
         }
-        long maxBytes = s.maxBytes >= 0 ? s.maxBytes : payload;
+        // Per collective, the largest message SHARP takes (inclusive; -1: never): an explicit
+        // sharp4j.sharp.max.bytes; else, when the user forced SHARP (mode=on or an explicit
+        // min.nodes), the payload capability; else (auto) the tuning table's SHARP range within it.
+        CompiledTable table = table(ctx);
+        long[] maxBytes = new long[Collective.values().length];
+        for (Collective c : Collective.values()) {
+            long fromTable = table.sharpMaxBytes(c) - 1;
+            maxBytes[c.ordinal()] = s.maxBytes >= 0 ? s.maxBytes : forced(s) ? payload
+                    : fromTable >= 0 ? Math.min(fromTable, payload) : -1;
+        }
         if (boot.rank() == ctx.nodeLeaders()[0]) {
             LOG.debug("sharp4j: SHARP team of {} node leaders from {} (job id {}): dtypes 0x{}, ops 0x{}, payload {} B, "
                     + "max bytes {}, {}", nodes, lib.file(), Long.toHexString(jobId), Long.toHexString(dtypes),
-                    Long.toHexString(ops), payload, maxBytes, s);
+                    Long.toHexString(ops), payload, java.util.Arrays.toString(maxBytes), s);
         }
         return new SharpStep(hostPath, team, dtypes, ops, maxBytes, s.maxFailures);
+    }
+
+    /** SHARP used whatever the tuning table says (within the capabilities). */
+    private static boolean forced(SharpSettings s) {
+        return s.mode == SharpSettings.Mode.ON || s.minNodes > 0;
+    }
+
+    private static CompiledTable table(InterNodeContext ctx) {
+        return ctx.config().tuningTable().compile(ctx.topology().nodeCount(), ctx.topology().maxRanksPerNode());
     }
 
     /** Init, caps, comm init with the agreements between node leaders; null on success, else the reason. */

@@ -36,6 +36,7 @@ public final class SharpSettings {
     public final String lib;
     /** -1: from the capabilities. */
     public final long maxBytes;
+    /** Explicit minimum node count, or -1 when the tuning table decides. */
     public final int minNodes;
     public final int maxFailures;
 
@@ -72,9 +73,9 @@ public final class SharpSettings {
                 throw new IllegalArgumentException(MAX_BYTES + " must be >= 0, got '" + mb + "'");
             }
         }
-        int minNodes = intProp(p, MIN_NODES, 2);
+        int minNodes = intProp(p, MIN_NODES, -1); // unset: the tuning table decides
         int maxFailures = intProp(p, MAX_FAILURES, 3);
-        if (minNodes < 1 || maxFailures < 0) {
+        if (minNodes == 0 || minNodes < -1 || maxFailures < 0) {
             throw new IllegalArgumentException(MIN_NODES + " must be >= 1 and " + MAX_FAILURES + " >= 0");
         }
         return new SharpSettings(mode, lib, maxBytes, minNodes, maxFailures);

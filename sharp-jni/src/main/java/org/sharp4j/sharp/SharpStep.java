@@ -8,6 +8,7 @@ import org.sharp4j.Op;
 import org.sharp4j.coll.CallStatus;
 import org.sharp4j.coll.Desc;
 import org.sharp4j.spi.InterNodeStep;
+import org.sharp4j.tuning.Collective;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,7 +65,8 @@ final class SharpStep implements InterNodeStep {
     private final int nodes;
     private final long dtypeMask;
     private final long opMask;
-    private final long maxBytes;
+    /** Largest message SHARP takes, per collective (inclusive; -1: never). */
+    private final long[] maxBytes;
     private final int maxFailures;
     private final String hostName;
     private boolean enabled = true;
@@ -77,7 +79,7 @@ final class SharpStep implements InterNodeStep {
     long hostCalls;
     long fallbacks;
 
-    SharpStep(InterNodeStep host, SharpTeam team, long dtypeMask, long opMask, long maxBytes, int maxFailures) {
+    SharpStep(InterNodeStep host, SharpTeam team, long dtypeMask, long opMask, long[] maxBytes, int maxFailures) {
         this.host = host;
         this.team = team;
         this.oob = team.oob;
@@ -85,7 +87,7 @@ final class SharpStep implements InterNodeStep {
         this.nodes = oob.size();
         this.dtypeMask = dtypeMask;
         this.opMask = opMask;
-        this.maxBytes = maxBytes;
+        this.maxBytes = maxBytes.clone();
         this.maxFailures = maxFailures;
         this.hostName = host.name();
     }
@@ -96,12 +98,12 @@ final class SharpStep implements InterNodeStep {
     }
 
     /** Whether this call goes to SHARP (the same decision on every leader for the same call). */
-    boolean eligible(ByteBuffer buf, int count, DataType type, Op op) {
+    boolean eligible(Collective c, ByteBuffer buf, int count, DataType type, Op op) {
         if (!enabled || count <= 0 || !buf.isDirect()) {
             return false;
         }
         long bytes = (long) count * type.size;
-        return bytes <= maxBytes && (dtypeMask >>> DTYPE[type.ordinal()] & 1) != 0 && (opMask >>> OP[op.ordinal()] & 1) != 0;
+        return bytes <= maxBytes[c.ordinal()] && (dtypeMask >>> DTYPE[type.ordinal()] & 1) != 0 && (opMask >>> OP[op.ordinal()] & 1) != 0;
     }
 
     boolean enabled() {
@@ -110,7 +112,7 @@ final class SharpStep implements InterNodeStep {
 
     @Override
     public void allreduce(ByteBuffer buf, int off, int count, DataType type, Op op, long desc, CallStatus status) {
-        if (eligible(buf, count, type, op)) {
+        if (eligible(Collective.ALLREDUCE, buf, count, type, op)) {
             viaSharp(buf, off, count, type, op, -1, desc, status);
         } else {
             hostCalls++;
@@ -121,7 +123,7 @@ final class SharpStep implements InterNodeStep {
 
     @Override
     public void reduce(ByteBuffer buf, int off, int count, DataType type, Op op, int rootNode, long desc, CallStatus status) {
-        if (eligible(buf, count, type, op)) {
+        if (eligible(Collective.REDUCE, buf, count, type, op)) {
             viaSharp(buf, off, count, type, op, rootNode, desc, status);
         } else {
             hostCalls++;
@@ -132,7 +134,7 @@ final class SharpStep implements InterNodeStep {
 
     @Override
     public void barrier(long desc, CallStatus status) {
-        if (!enabled) {
+        if (!enabled || maxBytes[Collective.BARRIER.ordinal()] < 0) {
             hostCalls++;
             HOST_CALLS.incrementAndGet();
             host.barrier(desc, status);

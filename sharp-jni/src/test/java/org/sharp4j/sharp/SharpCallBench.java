@@ -59,7 +59,8 @@ public final class SharpCallBench {
         ByteBuffer mem = ByteBuffer.allocateDirect(1 << 17).order(ByteOrder.nativeOrder());
         long base = team.base(mem);
         long mr = team.mr();
-        SharpStep step = new SharpStep(host, team, team.dtypes, team.reduceOps, team.payload, 3);
+        SharpStep step = new SharpStep(host, team, team.dtypes, team.reduceOps,
+                new long[] {team.payload, team.payload, team.payload}, 3); // allreduce, reduce, barrier
         CallStatus st = new CallStatus();
 
         double[][] java = new double[SIZES.length][repeats];

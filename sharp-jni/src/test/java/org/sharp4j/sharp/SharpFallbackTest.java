@@ -81,8 +81,9 @@ class SharpFallbackTest {
         return used;
     }
 
+    /** Auto mode with an explicit minimum of 2 nodes (the built-in table uses SHARP from 4 nodes only). */
     static Map<String, String> auto() {
-        return plus(sharpOn(), SharpSettings.MODE, "auto");
+        return plus(sharpOn(), SharpSettings.MODE, "auto", SharpSettings.MIN_NODES, "2");
     }
 
     @Test

@@ -123,7 +123,7 @@ class SharpLookupTest {
         SharpSettings s = SharpSettings.fromProperties(props(SharpSettings.MAX_BYTES, "4k"));
         assertEquals(SharpSettings.Mode.AUTO, s.mode);
         assertEquals(4096, s.maxBytes);
-        assertEquals(2, s.minNodes);
+        assertEquals(-1, s.minNodes); // unset: the tuning table decides
         assertEquals(3, s.maxFailures);
     }
 }
