@@ -100,6 +100,23 @@ class CollectiveCorrectnessTest {
         });
     }
 
+    /** A table with a different radix per size: the engine must fold each call in its own radix's order. */
+    @Test
+    void everyCallUsesTheRadixTheTableGivesItsSize() {
+        Config cfg = DEFAULT.withSimulatedTopology(1, 2).withTuneOverride("allreduce,reduce:0-64:tree:radix=2#allreduce,reduce:64-16385:tree:radix=4");
+        ThreadRanks.run(7, cfg, comm -> {
+            assertEquals(2, comm.engine().treeRadix(Collective.ALLREDUCE, 8));
+            assertEquals(4, comm.engine().treeRadix(Collective.ALLREDUCE, 800));
+            long seed = 5000;
+            for (int count : new int[] {1, 7, 8, 9, 100, 2000}) {
+                for (Op op : new Op[] {Op.SUM, Op.PROD}) {
+                    check(comm, Collective.ALLREDUCE, DataType.DOUBLE, op, count, 0, seed++, Api.ARRAYS);
+                    check(comm, Collective.REDUCE, DataType.FLOAT, op, count, 6, seed++, Api.BUFFERS);
+                }
+            }
+        });
+    }
+
     @Test
     void severalMebibytesOnTwoSocketsAndTwoNodes() {
         Config cfg = DEFAULT.withSimulatedTopology(2, 2);
@@ -135,7 +152,9 @@ class CollectiveCorrectnessTest {
         System.arraycopy(all[me], 0, mine, 0, count);
         long bytes = (long) count * t.size;
         boolean tree = comm.engine().algorithm(kind, bytes) == IntraNodeAlgorithm.TREE;
-        int k = comm.engine().tuning().treeRadix();
+        // Tree calls fold in the radix the table gives their size; the tiled path's only k-nomial
+        // fold is between (simulated) nodes, whose radix is fixed when the communicator is built.
+        int k = tree ? comm.engine().treeRadix(kind, bytes) : comm.engine().tuning().treeRadix();
         long[] expected = new long[count];
         long[] column = new long[n];
         for (int i = 0; i < count; i++) {

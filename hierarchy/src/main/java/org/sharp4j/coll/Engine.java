@@ -218,7 +218,6 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         treeCalls = 0;
         tiledCalls = 0;
         if (rank == 0) {
-            warnSingleRadix();
             LOG.info("sharp4j: {}; intra-node {}; inter-node {}; slot {} B, shared buffer {} B; wait {}", topo, tuning,
                     interName, slot, shared, waiter.policy());
         }
@@ -319,46 +318,9 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         return a == IntraNodeAlgorithm.TREE ? treeCalls : tiledCalls;
     }
 
-    /**
-     * The shared-memory levels are built with one k-nomial radix (that of the smallest allreduce);
-     * rules that ask for another radix at other sizes are noted, not honoured.
-     */
-    private void warnSingleRadix() {
-        for (Collective c : Collective.values()) {
-            int i = 0;
-            long b = 0;
-            while (true) {
-                int k = table.intraIndex(c, b);
-                if (table.intraAlgorithmAt(c, k) == IntraNodeAlgorithm.TREE && table.treeRadixAt(c, k) != tuning.treeRadix()) {
-                    LOG.warn("sharp4j: tuning asks for tree radix {} for {} from {} B; this engine builds its trees with one "
-                            + "radix per communicator and uses {}", table.treeRadixAt(c, k), c, b, tuning.treeRadix());
-                    break;
-                }
-                long next = nextBoundary(c, b);
-                if (next < 0 || ++i > 64) {
-                    break;
-                }
-                b = next;
-            }
-        }
-    }
-
-    private long nextBoundary(Collective c, long b) {
-        int k = table.intraIndex(c, b);
-        long lo = b + 1;
-        long hi = Long.MAX_VALUE - 1;
-        if (table.intraIndex(c, hi) == k) {
-            return -1;
-        }
-        while (lo < hi) { // first size with another segment
-            long mid = lo + (hi - lo) / 2;
-            if (table.intraIndex(c, mid) == k) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
+    /** The k-nomial radix a tree call of {@code bytes} uses (from the table; the same on every rank). */
+    public int treeRadix(Collective c, long bytes) {
+        return table.treeRadix(c, bytes);
     }
 
     public String interNodeName() {
@@ -452,10 +414,12 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         final int bytes = t == null ? 0 : count * t.size;
         final ShmLevel top = socketCount > 1 && socketLeader ? node : sock;
         final int acc = top.dataOff(set, top.me, bytes);
+        final int radix = table.treeRadix(kind, bytes);   // the same on every rank for this call
+        final int[] sockKids = sock.childrenFor(radix);
         if (bytes > 0) {
             // A leaf with a parent lets the parent read its shared buffer in place. (A lone rank
             // is its own root: its accumulator must be filled for phase 3 and the release.)
-            boolean leafWithParent = sock.children.length == 0 && top == sock && sock.me != 0;
+            boolean leafWithParent = sockKids.length == 0 && top == sock && sock.me != 0;
             if (leafWithParent && bytes > ShmLevel.INLINE_BYTES && src.isShared()) {
                 desc |= Desc.SHARED; // zero copy: the parent reads this rank's shared buffer in place
             } else {
@@ -463,9 +427,9 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             }
         }
         st.reset();
-        sock.foldChildren(set, s, desc, top.buf, acc, count, t, op, waiter, st, rank);        // phase 1
+        sock.foldChildren(sockKids, set, s, desc, top.buf, acc, count, t, op, waiter, st, rank);         // phase 1
         if (top == node) {
-            node.foldChildren(set, s, desc, top.buf, acc, count, t, op, waiter, st, rank);    // phase 2
+            node.foldChildren(node.childrenFor(radix), set, s, desc, top.buf, acc, count, t, op, waiter, st, rank); // phase 2
         }
         ShmLevel res = top;
         int resOff;

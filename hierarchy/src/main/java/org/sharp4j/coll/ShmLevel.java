@@ -80,7 +80,9 @@ public final class ShmLevel {
     final int me;
     /** Global rank of every member, for error messages and failure probes. */
     final int[] ranks;
+    /** The level's default children (radix given at creation), and by radix for per-call choices. */
     final int[] children;
+    private final int[][] childrenByRadix;
     final int slotBytes;
     final int sharedBytes;
     final int progressLines;
@@ -96,7 +98,13 @@ public final class ShmLevel {
         this.members = members;
         this.me = me;
         this.ranks = ranks.clone();
-        this.children = me >= 0 ? KnomialTree.children(me, members, radix) : new int[0];
+        // Every radix up to the member count, precomputed so a call can pick its own without
+        // allocating; any radix >= members is the flat tree. The root is member 0 for all of them.
+        this.childrenByRadix = new int[Math.max(2, members) + 1][];
+        for (int k = 2; k < childrenByRadix.length; k++) {
+            childrenByRadix[k] = me >= 0 ? KnomialTree.children(me, members, k) : new int[0];
+        }
+        this.children = childrenFor(radix);
         this.slotBytes = slotBytes;
         this.sharedBytes = sharedBytes;
         this.progressLines = progressLines;
@@ -114,6 +122,11 @@ public final class ShmLevel {
         longs = b.asLongBuffer();
         floats = b.asFloatBuffer();
         doubles = b.asDoubleBuffer();
+    }
+
+    /** This member's children in the k-nomial tree of radix {@code k} (k >= members: flat). */
+    int[] childrenFor(int k) {
+        return childrenByRadix[Math.min(Math.max(k, 2), childrenByRadix.length - 1)];
     }
 
     static int roundUp(int v, int a) {
@@ -186,9 +199,15 @@ public final class ShmLevel {
      */
     void foldChildren(int set, long seq, long desc, ByteBuffer acc, int accOff, int count, DataType t, Op op, Waiter w,
             CallStatus st, int myRank) {
+        foldChildren(children, set, seq, desc, acc, accOff, count, t, op, w, st, myRank);
+    }
+
+    /** {@link #foldChildren} over the tree given by {@code kids} (from {@link #childrenFor}). */
+    void foldChildren(int[] kids, int set, long seq, long desc, ByteBuffer acc, int accOff, int count, DataType t, Op op,
+            Waiter w, CallStatus st, int myRank) {
         final int bytes = count * (t == null ? 0 : t.size);
         final long target = enc(seq, ARRIVED);
-        for (int c : children) {
+        for (int c : kids) {
             int ctl = ctl(set, c);
             w.await(buf, ctl + STATE, target, ranks[c]);
             long cd = Flags.plain(buf, ctl + DESC);
