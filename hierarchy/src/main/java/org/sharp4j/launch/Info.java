@@ -75,7 +75,8 @@ public final class Info {
             sb.append("    ").append(l).append('\n');
         }
         sb.append("  effective settings:\n");
-        sb.append("    tree radix (one per communicator): ").append(e.tuning().treeRadix()).append('\n');
+        sb.append("    tree radix for 8 B allreduce / barrier: ").append(e.treeRadix(Collective.ALLREDUCE, 8)).append(" / ")
+                .append(e.treeRadix(Collective.BARRIER, 0)).append(" (per call from the table)\n");
         sb.append("    allreduce: tree up to ").append(Math.max(-1, Math.min(table.tiledThreshold(Collective.ALLREDUCE), cfg.slotBytes())))
                 .append(" B, then tiled (-1: tiled from 0; a tree message never exceeds the slot)\n");
         long sharpMax = table.sharpMaxBytes(Collective.ALLREDUCE);
@@ -138,6 +139,8 @@ public final class Info {
             state = "not initialised: one node, there is no inter-node phase";
         } else if (why != null) {
             state = "not initialised: " + why;
+        } else if (sharp.setupFailure() != null) {
+            state = "not initialised: " + sharp.setupFailure();
         } else {
             state = "not initialised: another rank objected or its initialisation failed (see the log of rank 0)";
         }

@@ -38,4 +38,12 @@ public interface InterNodeProvider {
      * @param hostPath for offloads, the host path to fall back to (null on ranks that are not node leaders)
      */
     InterNodeStep create(InterNodeContext ctx, InterNodeStep hostPath);
+
+    /**
+     * Diagnostics ({@code sharp4j info}): why the latest {@link #create} in this JVM handed back
+     * the host path (every rank of the job has the same reason), or null when it engaged or never ran.
+     */
+    default String setupFailure() {
+        return null;
+    }
 }

@@ -43,6 +43,14 @@ public final class SharpProvider implements InterNodeProvider {
         return "SHARP";
     }
 
+    /** Why the latest setup in this JVM fell back (the same text on every rank), for sharp4j info. */
+    private static volatile String lastFailure;
+
+    @Override
+    public String setupFailure() {
+        return lastFailure;
+    }
+
     @Override
     public boolean offload() {
         return true;
@@ -150,6 +158,7 @@ public final class SharpProvider implements InterNodeProvider {
                 payload = Math.min(payload, b.getLong(24));
             }
         }
+        lastFailure = null; // set up on every node leader
         if (!leader) {
             return null;
         }
@@ -219,6 +228,7 @@ public final class SharpProvider implements InterNodeProvider {
 
     /** The same on every rank: on mode throws, auto mode logs once (rank 0) and keeps the host path. */
     private static InterNodeStep giveUp(Bootstrap boot, SharpSettings s, InterNodeStep hostPath, String reason) {
+        lastFailure = reason;
         if (s.mode == SharpSettings.Mode.ON) {
             if (hostPath != null) {
                 hostPath.close();

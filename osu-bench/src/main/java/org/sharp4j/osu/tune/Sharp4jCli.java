@@ -11,8 +11,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code bin/sharp4j info | tune}: the ranks run through the embedded launcher on this machine. */
-@Command(name = "sharp4j", mixinStandardHelpOptions = true, subcommands = {Sharp4jCli.Info.class, Sharp4jCli.Tune.class},
-        description = "sharp4j tools: info (what a communicator of this job looks like), tune (measure and write a tuning table).")
+@Command(name = "sharp4j", mixinStandardHelpOptions = true, subcommands = {Sharp4jCli.Info.class, Sharp4jCli.Tune.class, ModelCommand.class},
+        description = "sharp4j tools: info (what a communicator of this job looks like), tune (measure and write a tuning table), model (predicted latency per algorithm, plot, seeded table).")
 public final class Sharp4jCli implements Callable<Integer> {
     public static void main(String[] args) {
         System.exit(new CommandLine(new Sharp4jCli()).execute(args));

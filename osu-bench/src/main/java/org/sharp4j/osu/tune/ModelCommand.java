@@ -1,0 +1,292 @@
+package org.sharp4j.osu.tune;
+
+import java.awt.BasicStroke;
+import java.awt.Color;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.XYSeries;
+import org.knowm.xchart.style.markers.SeriesMarkers;
+import org.sharp4j.tuning.RuleParser;
+import org.sharp4j.tuning.Sizes;
+import org.sharp4j.tuning.model.ModelParams;
+import org.sharp4j.tuning.model.PerfModel;
+import org.sharp4j.tuning.model.SeedTable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code sharp4j model}: predicted latency per inter-node algorithm per node count and size from
+ * {@link PerfModel} (formulas and parameter sources: {@link PerfModel}, {@link ModelParams}); a
+ * PNG of latency vs node count with paper 004's measurements overlaid; a seeded tuning table.
+ */
+@Command(name = "model", mixinStandardHelpOptions = true,
+        description = "Predict Allreduce/Barrier latency per inter-node algorithm (host k-nomial, SRA, SHARP) from a LogGP + SHARP"
+                + " model; plot it against paper 004's measurements; seed a tuning table from it.")
+public final class ModelCommand implements Callable<Integer> {
+    /** Paper 004 (MVAPICH2-X on Frontera, 1 ppn), Allreduce, 2 KiB, host path: (nodes, us). */
+    static final double[][] PAPER_HOST_2K = {{4, 3.66}, {7861, 61}};
+    /** Paper 004, Allreduce with SHARP, 16 B - 2 KiB: "around 3-8 us up to 2,048 nodes", 40 us at 7,861. */
+    static final double[][] PAPER_SHARP = {{4, 3}, {2048, 8}, {7861, 40}};
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--params", description = "properties file overriding the model parameters (keys: see ModelParams)")
+    Path params;
+
+    @Option(names = "--from-tune", description = "a table written by sharp4j tune: fit the intra-node a, b from its CSV (TABLE.csv)")
+    Path fromTune;
+
+    @Option(names = "--nodes", split = ",", description = "node counts (default 2,4,8,...,8192)")
+    List<String> nodes;
+
+    @Option(names = "--sizes", split = ",", description = "message sizes, e.g. 16,2k (default 16,2048)")
+    List<String> sizes;
+
+    @Option(names = "--ppn", defaultValue = "1", description = "ranks per node for the intra-node phases (default ${DEFAULT-VALUE})")
+    int ppn;
+
+    @Option(names = "--plot", description = "PNG: latency vs node count, host k-nomial and SHARP, paper 004 points overlaid")
+    Path plot;
+
+    @Option(names = "--seed-table", description = "write a tuning table choosing the cheapest predicted inter-node algorithm")
+    Path seedTable;
+
+    PrintStream out = System.out;
+
+    @Override
+    public Integer call() throws Exception {
+        int[] ns = nodeCounts();
+        long[] ms = messageSizes();
+        if (ppn < 1) {
+            throw bad("--ppn must be >= 1, got " + ppn);
+        }
+        ModelParams p;
+        try {
+            p = params != null ? ModelParams.load(params) : ModelParams.defaults();
+            if (fromTune != null) {
+                fit(p, fromTune);
+            }
+        } catch (IllegalArgumentException e) {
+            throw bad(e.getMessage());
+        }
+        PerfModel model = new PerfModel(p);
+        for (String l : report(model, ns, ms, ppn)) {
+            out.println(l);
+        }
+        if (plot != null) {
+            plot(model, ns, ms, plot);
+            System.err.println("sharp4j model: wrote " + plot);
+        }
+        if (seedTable != null) {
+            List<String> lines = SeedTable.generate(p, ns, seedSizes(ms));
+            RuleParser.parseLines(lines, seedTable.toString()); // what the engine will read must parse
+            Path parent = seedTable.toAbsolutePath().getParent();
+            if (parent != null) {
+                Files.createDirectories(parent);
+            }
+            Files.write(seedTable, lines, StandardCharsets.UTF_8);
+            System.err.println("sharp4j model: wrote " + seedTable + "; use it with -Dsharp4j.tune.file=" + seedTable);
+        }
+        return 0;
+    }
+
+    private ParameterException bad(String msg) {
+        return new ParameterException(spec.commandLine(), "sharp4j model: " + msg);
+    }
+
+    int[] nodeCounts() {
+        if (nodes == null || nodes.isEmpty()) {
+            int[] d = new int[13];
+            for (int i = 0; i < d.length; i++) {
+                d[i] = 2 << i;
+            }
+            return d;
+        }
+        int[] out = new int[nodes.size()];
+        for (int i = 0; i < out.length; i++) {
+            String s = nodes.get(i).trim();
+            try {
+                out[i] = Integer.parseInt(s);
+            } catch (NumberFormatException e) {
+                throw bad("--nodes: '" + s + "' is not a node count (expected e.g. 2,4,64)");
+            }
+            if (out[i] < 1) {
+                throw bad("--nodes: node counts must be >= 1, got " + out[i]);
+            }
+        }
+        return java.util.Arrays.stream(out).distinct().sorted().toArray();
+    }
+
+    long[] messageSizes() {
+        if (sizes == null || sizes.isEmpty()) {
+            return new long[] {16, 2048};
+        }
+        long[] out = new long[sizes.size()];
+        for (int i = 0; i < out.length; i++) {
+            try {
+                out[i] = Sizes.parseBytes(sizes.get(i));
+            } catch (IllegalArgumentException e) {
+                throw bad("--sizes: " + e.getMessage());
+            }
+            if (out[i] == Long.MAX_VALUE) {
+                throw bad("--sizes: 'inf' is not a message size");
+            }
+        }
+        return java.util.Arrays.stream(out).distinct().sorted().toArray();
+    }
+
+    /** The sizes the seeded table compares at: the given ones plus powers of 4 from 8 B to 4 MiB. */
+    static long[] seedSizes(long[] given) {
+        java.util.TreeSet<Long> s = new java.util.TreeSet<>();
+        for (long m : given) {
+            s.add(m);
+        }
+        for (long m = 8; m <= (4L << 20); m *= 4) {
+            s.add(m);
+        }
+        return s.stream().mapToLong(Long::longValue).toArray();
+    }
+
+    /** Fits intra.a, intra.b from the tuner's CSV: the radix-2 tree allreduce at the table's ppn. */
+    static void fit(ModelParams p, Path table) {
+        Path csv = Path.of(table + ".csv");
+        int tablePpn = -1;
+        List<double[]> pts = new ArrayList<>();
+        try {
+            for (String l : Files.readAllLines(table, StandardCharsets.UTF_8)) {
+                java.util.regex.Matcher mt = java.util.regex.Pattern.compile("# job shape: \\d+ node\\(s\\), (\\d+) rank").matcher(l);
+                if (mt.find()) {
+                    tablePpn = Integer.parseInt(mt.group(1));
+                }
+            }
+            for (String l : Files.readAllLines(csv, StandardCharsets.UTF_8)) {
+                String[] f = l.split(",");
+                if (f.length >= 4 && f[0].equals("allreduce") && f[1].equals("tree:radix=2")) {
+                    pts.add(new double[] {Double.parseDouble(f[2]), Double.parseDouble(f[3])});
+                }
+            }
+        } catch (IOException e) {
+            throw new IllegalArgumentException("--from-tune: cannot read " + e.getMessage());
+        }
+        if (tablePpn < 1) {
+            throw new IllegalArgumentException("--from-tune: " + table + " has no '# job shape: N node(s), P rank(s) per node' line");
+        }
+        if (pts.size() < 2) {
+            throw new IllegalArgumentException("--from-tune: " + csv + " has fewer than 2 allreduce tree:radix=2 sizes to fit a + b m");
+        }
+        p.fitIntra(pts.stream().mapToDouble(x -> x[0]).toArray(), pts.stream().mapToDouble(x -> x[1]).toArray(), tablePpn,
+                "fitted from " + csv + " (" + tablePpn + " ppn)");
+    }
+
+    /** The printed table. */
+    static List<String> report(PerfModel model, int[] ns, long[] ms, int ppn) {
+        ModelParams p = model.params();
+        List<String> out = new ArrayList<>();
+        out.add("sharp4j model: predicted latency (us); formulas: org.sharp4j.tuning.model.PerfModel");
+        out.add("parameters:");
+        for (String l : p.describeWithOrigin()) {
+            out.add("  " + l);
+        }
+        int kk = p.knomialRadix;
+        int ks = p.sraRadix;
+        int kb = p.barrierRadix;
+        for (long m : ms) {
+            out.add("");
+            out.add(String.format(Locale.ROOT, "allreduce %s B, %d rank(s) per node (intra reduce + read-out added in 'total')",
+                    Sizes.format(m), ppn));
+            out.add(String.format(Locale.ROOT, "%7s %12s %12s %10s %7s  %-12s %10s", "nodes", "knomial:r" + kk, "sra:r" + ks,
+                    "sharp", "levels", "best inter", "total"));
+            for (int n : ns) {
+                double tk = model.knomial(n, m, kk);
+                double ts = model.sra(n, m, ks);
+                double th = model.sharp(n, m);
+                String best = th <= tk && th <= ts ? "sharp" : tk <= ts ? "knomial" : "sra";
+                double bi = Math.min(th, Math.min(tk, ts));
+                double total = model.intraReduce(ppn, m) + bi + model.intraBcast(ppn, m);
+                out.add(String.format(Locale.ROOT, "%7d %12.2f %12.2f %10s %7d  %-12s %10.2f", n, tk, ts,
+                        Double.isInfinite(th) ? "n/a" : String.format(Locale.ROOT, "%.2f", th), model.sharpLevels(n), best, total));
+            }
+        }
+        out.add("");
+        out.add("barrier");
+        out.add(String.format(Locale.ROOT, "%7s %12s %10s", "nodes", "knomial:r" + kb, "sharp"));
+        for (int n : ns) {
+            out.add(String.format(Locale.ROOT, "%7d %12.2f %10.2f", n, model.barrier(n, kb), model.sharp(n, 0)));
+        }
+        return out;
+    }
+
+    /** The PNG: host k-nomial and SHARP per size vs node count (log x, log y), paper 004's points as markers. */
+    static void plot(PerfModel model, int[] ns, long[] ms, Path png) throws IOException {
+        System.setProperty("java.awt.headless", "true");
+        int[] xs = java.util.Arrays.stream(ns).filter(n -> n >= 2).toArray();
+        if (xs.length < 2) {
+            throw new IllegalArgumentException("--plot needs at least 2 node counts >= 2");
+        }
+        XYChart ch = new XYChartBuilder().width(1000).height(620)
+                .title("sharp4j model: Allreduce latency vs nodes (host k-nomial radix " + model.params().knomialRadix
+                        + " is log n in LogGP; SHARP nearly flat)")
+                .xAxisTitle("nodes (1 rank per node)").yAxisTitle("latency (us)").build();
+        ch.getStyler().setXAxisLogarithmic(true);
+        ch.getStyler().setYAxisLogarithmic(true);
+        ch.getStyler().setLegendPosition(org.knowm.xchart.style.Styler.LegendPosition.InsideNW);
+        double[] x = java.util.Arrays.stream(xs).asDoubleStream().toArray();
+        Color[] host = {new Color(200, 40, 40), new Color(240, 130, 40), new Color(150, 20, 90)};
+        Color[] sharp = {new Color(30, 130, 50), new Color(40, 90, 200), new Color(20, 160, 160)};
+        int i = 0;
+        for (long m : ms) {
+            double[] yh = new double[x.length];
+            double[] ys = new double[x.length];
+            boolean sharpOk = true;
+            for (int j = 0; j < x.length; j++) {
+                yh[j] = model.knomial(xs[j], m, model.params().knomialRadix);
+                ys[j] = model.sharp(xs[j], m);
+                sharpOk &= !Double.isInfinite(ys[j]);
+            }
+            XYSeries s = ch.addSeries("model host k-nomial " + Sizes.format(m) + " B", x, yh);
+            s.setMarker(SeriesMarkers.NONE);
+            s.setLineColor(host[i % host.length]);
+            if (sharpOk) {
+                XYSeries t = ch.addSeries("model SHARP " + Sizes.format(m) + " B", x, ys);
+                t.setMarker(SeriesMarkers.NONE);
+                t.setLineColor(sharp[i % sharp.length]);
+            }
+            i++;
+        }
+        XYSeries ph = ch.addSeries("paper 004 host (MVAPICH2-X) 2 KiB", col(PAPER_HOST_2K, 0), col(PAPER_HOST_2K, 1));
+        ph.setMarker(SeriesMarkers.DIAMOND);
+        ph.setMarkerColor(Color.RED);
+        ph.setLineColor(Color.RED);
+        ph.setLineStyle(new BasicStroke(1.2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
+        XYSeries ps = ch.addSeries("paper 004 SHARP 16 B-2 KiB (3-8 us to 2,048 nodes; 40 us at 7,861)", col(PAPER_SHARP, 0),
+                col(PAPER_SHARP, 1));
+        ps.setMarker(SeriesMarkers.SQUARE);
+        ps.setMarkerColor(new Color(0, 120, 0));
+        ps.setLineStyle(new BasicStroke(0f));
+        ps.setLineColor(new Color(0, 0, 0, 0));
+        BitmapEncoder.saveBitmap(ch, png.toString(), BitmapEncoder.BitmapFormat.PNG);
+    }
+
+    private static double[] col(double[][] pts, int c) {
+        double[] out = new double[pts.length];
+        for (int i = 0; i < pts.length; i++) {
+            out[i] = pts[i][c];
+        }
+        return out;
+    }
+}

@@ -1,0 +1,117 @@
+package org.sharp4j.osu.tune;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.awt.image.BufferedImage;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import javax.imageio.ImageIO;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.sharp4j.tuning.Algorithm;
+import org.sharp4j.tuning.Collective;
+import org.sharp4j.tuning.CompiledTable;
+import org.sharp4j.tuning.RuleParser;
+import org.sharp4j.tuning.TuningTable;
+import picocli.CommandLine;
+
+class ModelCommandTest {
+    static final class Run {
+        int rc;
+        String out;
+        String err;
+    }
+
+    static Run run(String... args) {
+        ModelCommand cmd = new ModelCommand();
+        ByteArrayOutputStream bo = new ByteArrayOutputStream();
+        cmd.out = new PrintStream(bo, true, StandardCharsets.UTF_8);
+        StringWriter ew = new StringWriter();
+        CommandLine cl = new CommandLine(cmd);
+        cl.setErr(new PrintWriter(ew, true));
+        Run r = new Run();
+        r.rc = cl.execute(args);
+        r.out = bo.toString(StandardCharsets.UTF_8);
+        r.err = ew.toString();
+        return r;
+    }
+
+    @Test
+    void printsPlotsAndSeeds(@TempDir Path dir) throws Exception {
+        Path png = dir.resolve("model.png");
+        Path table = dir.resolve("seed.txt");
+        Run r = run("--nodes", "2,4,16,256,2048,8192", "--sizes", "16,2k", "--plot", png.toString(), "--seed-table",
+                table.toString());
+        assertEquals(0, r.rc, r.err);
+        System.out.println(r.out);
+        assertTrue(r.out.contains("allreduce 16 B") && r.out.contains("allreduce 2k B") && r.out.contains("barrier"), r.out);
+        assertTrue(r.out.matches("(?s).*\\n +8192 +\\S+ +\\S+ +\\S+ +3  sharp .*"), r.out);
+        assertTrue(r.out.contains("host.L") && r.out.contains("(default)"), r.out);
+        BufferedImage img = ImageIO.read(png.toFile());
+        assertNotNull(img, "not a readable PNG");
+        assertTrue(img.getWidth() >= 800 && img.getHeight() >= 500);
+        List<String> lines = Files.readAllLines(table);
+        assertTrue(!RuleParser.parseLines(lines, "seed").isEmpty());
+        CompiledTable big = TuningTable.builtIn().withFile(table, "test").compile(4096, 1);
+        assertEquals(Algorithm.SHARP, big.interAlgorithm(Collective.ALLREDUCE, 16));
+        assertEquals(2049, big.sharpMaxBytes(Collective.ALLREDUCE));
+    }
+
+    @Test
+    void paramsFileAndFitFromTune(@TempDir Path dir) throws Exception {
+        Path params = dir.resolve("m.properties");
+        Files.write(params, List.of("sharp.base=10", "sharp.level=10"));
+        Path table = dir.resolve("t.txt");
+        Files.write(table, List.of("# job shape: 1 node(s), 4 rank(s) per node; rules apply to that shape only",
+                "allreduce:0-inf:nodes=1:ppn=4:tree:radix=2"));
+        Files.write(Path.of(table + ".csv"), List.of("collective,candidate,bytes,mean_us,stderr_us,rounds,stable",
+                "allreduce,tree:radix=2,8,0.9024,0.01,3,true", "allreduce,tree:radix=2,1024,1.5,0.01,3,true",
+                "allreduce,tiled,1024,2.0,0.01,3,true", "allreduce,tree:radix=2,65536,40.2,0.1,3,true"));
+        Run r = run("--params", params.toString(), "--from-tune", table.toString(), "--nodes", "2,64", "--sizes", "16");
+        assertEquals(0, r.rc, r.err);
+        assertTrue(r.out.matches("(?s).*sharp\\.base +10 +\\(" + java.util.regex.Pattern.quote(params.toString()) + "\\).*"), r.out);
+        assertTrue(r.out.matches("(?s).*intra\\.a +0\\.\\d+ +\\(fitted from .*t\\.txt\\.csv \\(4 ppn\\)\\).*"), r.out);
+        // with a slow SHARP (10 + 10 * levels) the host path wins at 64 nodes for 16 B
+        assertTrue(r.out.matches("(?s).*\\n +64 +\\S+ +\\S+ +30\\.01 +2  knomial .*"), r.out);
+    }
+
+    @Test
+    void rejectsBadArguments(@TempDir Path dir) throws Exception {
+        Run r = run("--nodes", "2,x");
+        assertEquals(2, r.rc);
+        assertTrue(r.err.contains("--nodes: 'x' is not a node count"), r.err);
+        r = run("--nodes", "0,4");
+        assertEquals(2, r.rc);
+        assertTrue(r.err.contains("node counts must be >= 1"), r.err);
+        r = run("--sizes", "16,lots");
+        assertEquals(2, r.rc);
+        assertTrue(r.err.contains("--sizes: not a size: 'lots'"), r.err);
+        r = run("--ppn", "0");
+        assertEquals(2, r.rc);
+        assertTrue(r.err.contains("--ppn must be >= 1"), r.err);
+        Path params = dir.resolve("bad.properties");
+        Files.write(params, List.of("host.latency=1"));
+        r = run("--params", params.toString());
+        assertEquals(2, r.rc);
+        assertTrue(r.err.contains("unknown model parameter 'host.latency'"), r.err);
+        r = run("--params", dir.resolve("missing.properties").toString());
+        assertEquals(2, r.rc);
+        assertTrue(r.err.contains("cannot read the model parameters"), r.err);
+        r = run("--from-tune", dir.resolve("none.txt").toString());
+        assertEquals(2, r.rc);
+        assertTrue(r.err.contains("--from-tune: cannot read"), r.err);
+        r = run("--bogus");
+        assertEquals(2, r.rc);
+        assertTrue(r.err.contains("Unknown option: '--bogus'"), r.err);
+        // the subcommand is wired into bin/sharp4j's entry point
+        assertTrue(new CommandLine(new Sharp4jCli()).getSubcommands().containsKey("model"));
+    }
+}
