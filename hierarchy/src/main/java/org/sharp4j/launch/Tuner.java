@@ -150,6 +150,28 @@ public final class Tuner {
                 }
             }
         }
+        // An untimed pass over every candidate and size first, then a pause until the JIT is idle:
+        // otherwise the first candidates are timed while the code is interpreted or recompiling,
+        // and the two spinning ranks starve the compiler threads (seen: 8 B at 21 us instead of 0.2).
+        for (String cand : all) {
+            Config cfg = base.withTuneOverride(forcing(cand)).withWarmupRounds(0);
+            try (Communicator comm = Sharp4j.create(boot, cfg)) {
+                for (Collective c : o.collectives) {
+                    if (candidates(o, c, ppn).contains(cand)) {
+                        for (long bytes : c == Collective.BARRIER ? new long[] {0} : o.sizes) {
+                            int count = (int) Math.max(1, bytes / 8);
+                            double[] in = new double[count];
+                            double[] out = new double[count];
+                            int n = (int) Math.max(20, Math.min(3000, (64L << 20) / Math.max(8, bytes)));
+                            for (int i = 0; i < n; i++) {
+                                call(comm, c, in, out, count, i);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        jitSettle(boot);
         int done = 0;
         for (String cand : all) {
             Config cfg = base.withTuneOverride(forcing(cand)).withWarmupRounds(Math.min(base.warmupRounds(), 4));
@@ -176,6 +198,27 @@ public final class Tuner {
             choose(res, o, nodes, ppn);
         }
         return res;
+    }
+
+    /** Sleeps (does not spin) until this JVM's JIT has been idle for 200 ms (10 s at most), then a bootstrap barrier. */
+    static void jitSettle(Bootstrap boot) {
+        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+        if (jit != null && jit.isCompilationTimeMonitoringSupported()) {
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            long last = jit.getTotalCompilationTime();
+            for (int quiet = 0; quiet < 10 && System.nanoTime() < deadline; ) {
+                try {
+                    Thread.sleep(20);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+                long now = jit.getTotalCompilationTime();
+                quiet = now == last ? quiet + 1 : 0;
+                last = now;
+            }
+        }
+        boot.barrier();
     }
 
     static void bar(PrintStream out, int done, int total, String what) {
