@@ -212,20 +212,10 @@ final class SharpTeam implements AutoCloseable {
 
     /** Blocking in-place Allreduce of {@code count} elements ({@code bytes} bytes) at {@code addr}. */
     int allreduce(long addr, long bytes, long count, int dtype, int op, long mr) {
-        ByteBuffer s = spec;
-        s.putLong(O_S_PTR, addr);
-        s.putLong(O_S_LEN, bytes);
-        s.putLong(O_S_MR, mr);
-        s.putLong(O_R_PTR, addr);
-        s.putLong(O_R_LEN, bytes);
-        s.putLong(O_R_MR, mr);
-        s.putInt(O_DTYPE, dtype);
-        s.putLong(O_LENGTH, count);
-        s.putInt(O_OP, op);
-        return SharpNative.sharp_coll_do_allreduce(comm, specAddr);
+        return allreduce(addr, addr, bytes, count, dtype, op, mr);
     }
 
-    /** Allreduce from {@code src} into {@code dst} (not in place; the benchmark). */
+    /** Allreduce from {@code src} into {@code dst} (also used by the benchmark). */
     int allreduce(long src, long dst, long bytes, long count, int dtype, int op, long mr) {
         ByteBuffer s = spec;
         s.putLong(O_S_PTR, src);
