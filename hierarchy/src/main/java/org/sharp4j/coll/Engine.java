@@ -353,9 +353,12 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         if (c == Collective.BARRIER) {
             return IntraNodeAlgorithm.TREE; // no data to tile
         }
-        // the tree accumulates in a slot: larger messages run tiled whatever the table says
-        return table.intraAlgorithmAt(c, table.intraIndex(c, bytes)) == IntraNodeAlgorithm.TREE && bytes <= chunkBytes
-                ? IntraNodeAlgorithm.TREE : IntraNodeAlgorithm.TILED;
+        return treeAt(c, table.intraIndex(c, bytes), bytes) ? IntraNodeAlgorithm.TREE : IntraNodeAlgorithm.TILED;
+    }
+
+    /** The tree accumulates in a slot: larger messages run tiled whatever the table says. */
+    private boolean treeAt(Collective c, int segment, long bytes) {
+        return table.intraAlgorithmAt(c, segment) == IntraNodeAlgorithm.TREE && bytes <= chunkBytes;
     }
 
     /** Throws if an earlier failure broke this communicator. */
@@ -382,7 +385,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             }
             long bytes = (long) count * type.size;
             int i = table.intraIndex(kind, bytes);
-            if (table.intraAlgorithmAt(kind, i) == IntraNodeAlgorithm.TREE && bytes <= chunkBytes) {
+            if (treeAt(kind, i, bytes)) {
                 treeCalls++;
                 tree(kind, type, op, root, count, desc);
             } else {
