@@ -1,5 +1,7 @@
 package org.sharp4j.sharp;
 
+import org.sharp4j.ThreadRanks;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.sharp4j.sharp.SharpTestSupport.buffer;

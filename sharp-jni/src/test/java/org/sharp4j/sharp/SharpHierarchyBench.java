@@ -1,5 +1,7 @@
 package org.sharp4j.sharp;
 
+import org.sharp4j.ThreadRanks;
+
 import java.io.File;
 import java.util.ArrayList;
 import java.util.List;
