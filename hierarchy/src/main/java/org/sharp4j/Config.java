@@ -25,6 +25,7 @@ import org.sharp4j.tuning.TuningTable;
  *   <tr><td>sharp4j.wait</td><td>spin:20us,yield:1ms,park:1ms (see WaitPolicy)</td></tr>
  *   <tr><td>sharp4j.timeout</td><td>how long to wait for a peer before failing, default 300 s</td></tr>
  *   <tr><td>sharp4j.shm.dir</td><td>where segment files live, default /dev/shm</td></tr>
+ *   <tr><td>sharp4j.internode</td><td>auto (default), or the id of the inter-node host path to force: shm, ucx</td></tr>
  *   <tr><td>sharp4j.warmup</td><td>JIT warm-up rounds at creation, default 16 (0: off)</td></tr>
  * </table>
  */
@@ -47,6 +48,7 @@ public final class Config {
     private Path shmDir = Path.of("/dev/shm");
     private boolean groupByNuma;
     private int warmupRounds = DEFAULT_WARMUP_ROUNDS;
+    private String interNode = "auto";
 
     private Config() {
     }
@@ -64,6 +66,7 @@ public final class Config {
         c.shmDir = shmDir;
         c.groupByNuma = groupByNuma;
         c.warmupRounds = warmupRounds;
+        c.interNode = interNode;
         return c;
     }
 
@@ -82,6 +85,9 @@ public final class Config {
         }
         if (warmupRounds < 0) {
             throw new IllegalArgumentException("sharp4j.warmup must be >= 0, got " + warmupRounds);
+        }
+        if (interNode == null || interNode.isEmpty()) {
+            throw new IllegalArgumentException("sharp4j.internode must be auto or a host path id such as shm or ucx");
         }
         if (table == null || shmDir == null) {
             throw new NullPointerException("tuning and shm dir must not be null");
@@ -111,6 +117,7 @@ public final class Config {
             c.timeoutNanos = WaitPolicy.parseNanos(p.getProperty("sharp4j.timeout", "300"));
             c.shmDir = Path.of(p.getProperty("sharp4j.shm.dir", "/dev/shm"));
             c.warmupRounds = Integer.parseInt(p.getProperty("sharp4j.warmup", Integer.toString(DEFAULT_WARMUP_ROUNDS)).trim());
+            c.interNode = p.getProperty("sharp4j.internode", "auto").trim().toLowerCase(java.util.Locale.ROOT);
             return c.validated();
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("bad sharp4j.* property: " + e.getMessage(), e);
@@ -197,6 +204,13 @@ public final class Config {
         return c.validated();
     }
 
+    /** Forces the inter-node host path by id ({@code sharp4j.internode}: shm, ucx), or "auto". */
+    public Config withInterNode(String id) {
+        Config c = copy();
+        c.interNode = id == null ? null : id.trim().toLowerCase(java.util.Locale.ROOT);
+        return c.validated();
+    }
+
     public int simulatedNodes() {
         return simulatedNodes;
     }
@@ -243,6 +257,11 @@ public final class Config {
 
     public Path shmDir() {
         return shmDir;
+    }
+
+    /** "auto" or the id of the forced inter-node host path. */
+    public String interNode() {
+        return interNode;
     }
 
     /** Rounds of collectives run at creation so the JIT sees every path ({@code sharp4j.warmup}, 0 = off). */

@@ -36,6 +36,11 @@ final class InterNodeSteps {
         }
 
         @Override
+        public String id() {
+            return "shm";
+        }
+
+        @Override
         public int priority() {
             return 100; // on one host nothing beats it
         }
@@ -83,6 +88,15 @@ final class InterNodeSteps {
             (pr.offload() ? offloads : hosts).add(pr);
         }
         hosts.sort(Comparator.comparingInt(InterNodeProvider::priority).reversed());
+        String forced = cfg.interNode();
+        if (!forced.equals("auto")) {
+            hosts.removeIf(h -> !h.id().equals(forced));
+            if (hosts.isEmpty()) {
+                throw new Sharp4jException("sharp4j.internode=" + forced + " names no inter-node host path on the class path"
+                        + " (known: " + String.join(", ", all.stream().filter(h -> !h.offload()).map(InterNodeProvider::id)
+                                .toArray(String[]::new)) + ")");
+            }
+        }
         List<String> why = new ArrayList<>();
         InterNodeProvider host = null;
         for (InterNodeProvider pr : hosts) {
@@ -96,7 +110,8 @@ final class InterNodeSteps {
         if (host == null) {
             throw new Sharp4jException("the job spans " + topo.nodeCount() + " nodes on different hosts but no inter-node "
                     + "transport is usable" + (why.isEmpty() ? "" : " (" + String.join("; ", why) + ")")
-                    + ": put the fallback (UCX) module on the class path, or run all ranks on one host");
+                    + (forced.equals("auto") ? ": put the fallback (UCX) module on the class path, or run all ranks on one host"
+                            : " (forced by sharp4j.internode=" + forced + ")"));
         }
         InterNodeStep step = host.create(ctx, null);
         String description = host.name();

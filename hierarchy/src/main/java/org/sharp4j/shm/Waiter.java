@@ -21,6 +21,16 @@ public final class Waiter {
         void check(int awaitedRank, long waitedNanos, long timeoutNanos);
     }
 
+    /**
+     * Something other than a flag word to wait for, e.g. a network request (the inter-node host
+     * path polls its transport in {@link #done()}). Implement it on a long-lived object: the wait
+     * itself allocates nothing.
+     */
+    public interface Condition {
+        /** Polls once; true when the wait is over. May throw to end the wait with an error. */
+        boolean done();
+    }
+
     private static final long PROBE_INTERVAL_NANOS = 20_000_000L;
 
     private final WaitPolicy policy;
@@ -42,6 +52,45 @@ public final class Waiter {
             return v;
         }
         return awaitSlow(b, off, target, awaitedRank);
+    }
+
+    /**
+     * Waits until {@code c.done()}, with the same spin, yield, park and failure probing as for
+     * flags; {@code awaitedRank} is the (global) rank blamed if it never happens.
+     */
+    public void await(Condition c, int awaitedRank) {
+        if (c.done()) {
+            return;
+        }
+        final long start = System.nanoTime();
+        for (int i = 1; policy.spinNanos > 0; i++) {
+            Thread.onSpinWait();
+            if (c.done()) {
+                return;
+            }
+            if ((i & 7) == 0 && System.nanoTime() - start >= policy.spinNanos) {
+                break;
+            }
+        }
+        long nextProbe = start + PROBE_INTERVAL_NANOS;
+        long parkNanos = 1_000;
+        while (true) {
+            long now = System.nanoTime();
+            long waited = now - start;
+            if (waited < policy.yieldNanos) {
+                Thread.yield();
+            } else {
+                LockSupport.parkNanos(parkNanos);
+                parkNanos = Math.min(parkNanos * 2, policy.parkMaxNanos);
+            }
+            if (c.done()) {
+                return;
+            }
+            if (now - nextProbe >= 0) {
+                nextProbe = now + PROBE_INTERVAL_NANOS;
+                probe.check(awaitedRank, waited, policy.timeoutNanos);
+            }
+        }
     }
 
     private long awaitSlow(ByteBuffer b, int off, long target, int awaitedRank) {

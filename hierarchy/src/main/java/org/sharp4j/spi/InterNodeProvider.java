@@ -18,6 +18,14 @@ package org.sharp4j.spi;
 public interface InterNodeProvider {
     String name();
 
+    /**
+     * Short lower-case id for {@code sharp4j.internode=<id>}, which forces this host path (e.g.
+     * {@code ucx} between simulated nodes on one host, where shared memory would win).
+     */
+    default String id() {
+        return name().toLowerCase(java.util.Locale.ROOT);
+    }
+
     /** True for in-network offloads that wrap a host path. */
     default boolean offload() {
         return false;

@@ -1,0 +1,74 @@
+package org.sharp4j.fallback.transport;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Tagged point-to-point messaging among the node leaders, the only thing the k-nomial algorithms
+ * need from the network. Peers are numbered by node index, 0..{@link #peers()}-1.
+ *
+ * <p>Contract (what UCX's tag matching gives, and what the in-memory test transport mimics):
+ * <ul>
+ *   <li>{@link #send} and {@link #recv} only post; the buffer region belongs to the transport
+ *       until {@link #test} reports the request complete;</li>
+ *   <li>a receive matches the oldest unmatched send from the same peer with the same tag;
+ *       messages between a pair with one tag arrive in posting order;</li>
+ *   <li>tags are 48-bit (0 .. 2^48-1): the transport keeps the upper bits for the source;</li>
+ *   <li>requests are small int handles from a fixed pool: posting and testing allocate nothing in
+ *       this interface (a transport may allocate inside its library, e.g. jucx's UcpRequest);</li>
+ *   <li>errors name the peer: a dead or disconnected peer raises
+ *       {@link org.sharp4j.PeerFailureException} with that peer's global rank, other transport
+ *       errors a {@link org.sharp4j.Sharp4jException} carrying the transport's own status text.</li>
+ * </ul>
+ * Single-threaded: one node leader thread drives it.
+ */
+public interface Transport extends AutoCloseable {
+    /** Largest tag + 1. */
+    long TAG_LIMIT = 1L << 48;
+
+    /** This leader's peer index (its node index). */
+    int peer();
+
+    /** Number of peers (nodes). */
+    int peers();
+
+    /** Global rank of {@code peer}'s node leader, for error messages. */
+    int globalRank(int peer);
+
+    /** Posts a send of {@code buf[off, off+len)} to {@code peer}; returns the request handle. */
+    int send(int peer, long tag, ByteBuffer buf, int off, int len);
+
+    /** Posts a receive of at most {@code len} bytes into {@code buf[off, ...)} from {@code peer}; returns the request handle. */
+    int recv(int peer, long tag, ByteBuffer buf, int off, int len);
+
+    /**
+     * Drives the transport once (UCX: one {@code ucp_worker_progress}) and reports on one request:
+     * -1 while it is pending; once complete, the bytes transferred (for a receive, the sender's
+     * length), and the handle is free again. A receive whose sender sent more than {@code len}
+     * throws {@link TruncatedException}. Must not be called again for a completed handle.
+     */
+    int test(int request);
+
+    /** Drives the transport once without looking at a request. */
+    void progress();
+
+    /** Cancels every pending request (after an error), so buffers can be reused or freed. */
+    void cancelAll();
+
+    @Override
+    void close();
+
+    /** A message longer than the posted receive: the peers disagree on the call. */
+    final class TruncatedException extends org.sharp4j.Sharp4jException {
+        private static final long serialVersionUID = 1L;
+        private final int peer;
+
+        public TruncatedException(int peer, String message) {
+            super(message);
+            this.peer = peer;
+        }
+
+        public int peer() {
+            return peer;
+        }
+    }
+}
