@@ -2,6 +2,7 @@ package org.sharp4j.osu.mpi;
 
 import mpi.MPI;
 import org.sharp4j.bootstrap.Bootstrap;
+import org.sharp4j.mpi.MpiBootstrap;
 import org.sharp4j.osu.Backend;
 import org.sharp4j.osu.MpiProvider;
 

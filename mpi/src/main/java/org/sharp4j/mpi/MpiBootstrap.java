@@ -1,5 +1,6 @@
-package org.sharp4j.osu.mpi;
+package org.sharp4j.mpi;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.concurrent.ThreadLocalRandom;
 import mpi.Intracomm;
@@ -9,10 +10,15 @@ import org.sharp4j.Sharp4jException;
 import org.sharp4j.bootstrap.Bootstrap;
 
 /**
- * A sharp4j {@link Bootstrap} over an MPI communicator, so that sharp4j runs under mpirun next to
- * Open MPI: allgather of byte arrays as an MPI allGather of the lengths, then of the arrays padded to
- * the longest; the job id is rank 0's random id, broadcast. Used only while a communicator is set
- * up. Closing it leaves MPI running: MPI_Finalize belongs to whoever called MPI_Init.
+ * A sharp4j {@link Bootstrap} over an Open MPI Java intra-communicator, so that sharp4j runs under
+ * mpirun next to Open MPI, on exactly that communicator's ranks: allgather of byte arrays as an MPI
+ * {@code allGather} of the lengths, then of the arrays padded to the longest; the job id is the
+ * communicator's rank 0's random id, broadcast. Used only while a communicator is set up.
+ *
+ * <p>Only {@code bcast} and {@code allGather} are called (the barrier is an allgather of nothing),
+ * never {@code allReduce}, {@code reduce} or {@code barrier}, so it runs unchanged inside the
+ * {@code -javaagent} that routes those. Closing it leaves MPI running: MPI_Finalize belongs to
+ * whoever called MPI_Init.
  */
 public final class MpiBootstrap implements Bootstrap {
     private final Intracomm comm;
@@ -29,7 +35,7 @@ public final class MpiBootstrap implements Bootstrap {
             byte[] id = new byte[32];
             if (rank == 0) {
                 String mine = "m" + ProcessHandle.current().pid() + "-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
-                byte[] b = mine.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+                byte[] b = mine.getBytes(StandardCharsets.US_ASCII);
                 System.arraycopy(b, 0, id, 0, Math.min(b.length, id.length));
             }
             comm.bcast(id, id.length, MPI.BYTE, 0);
@@ -37,7 +43,7 @@ public final class MpiBootstrap implements Bootstrap {
             while (n < id.length && id[n] != 0) {
                 n++;
             }
-            this.jobId = new String(id, 0, n, java.nio.charset.StandardCharsets.US_ASCII);
+            this.jobId = new String(id, 0, n, StandardCharsets.US_ASCII);
         } catch (MPIException e) {
             throw new Sharp4jException("MPI bootstrap: " + e.getMessage(), e);
         }
@@ -89,13 +95,9 @@ public final class MpiBootstrap implements Bootstrap {
         }
     }
 
-    @Override
-    public void barrier() {
-        try {
-            comm.barrier();
-        } catch (MPIException e) {
-            throw new Sharp4jException("MPI bootstrap barrier: " + e.getMessage(), e);
-        }
+    /** The communicator this bootstrap exchanges over. */
+    public Intracomm comm() {
+        return comm;
     }
 
     @Override

@@ -1,0 +1,414 @@
+package org.sharp4j.mpi;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import mpi.Intracomm;
+import mpi.MPI;
+import mpi.MPIException;
+import org.sharp4j.Communicator;
+import org.sharp4j.Config;
+import org.sharp4j.DataType;
+import org.sharp4j.Op;
+import org.sharp4j.Sharp4j;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the router keeps per Open MPI intra-communicator: the sharp4j {@link Communicator}
+ * bootstrapped over it (or why there is none), the routed-call counters, which first calls were
+ * logged, and a scratch buffer for staged buffer forms. Set up collectively by the first call that
+ * is routed on the communicator; closed when the communicator is freed or at MPI.Finalize / exit.
+ * Used by one thread at a time, as sharp4j's communicators are.
+ */
+final class CommState {
+    private static final Logger LOG = LoggerFactory.getLogger(CommState.class);
+    private static final DataType[] TYPES = MpiRouter.TYPES;
+
+    /** The Open MPI communicator; null in the shared pass-through markers. */
+    final Intracomm mpiComm;
+    final int id;
+    /** Set once {@link #setUp()} ended (successfully or not); guarded by this. */
+    private boolean done;
+    private Thread creator;
+    private MPIException setUpError;
+    private RuntimeException setUpFailure;
+
+    String name = "?";
+    int rank;
+    int size;
+    /** The sharp4j communicator, or null when calls pass through ({@link #passReason}). */
+    Communicator communicator;
+    /** For a single-rank communicator: the one {@link Sharp4jMpi#of} made (routing still passes to MPI). */
+    Communicator ownCommunicator;
+    PassReason passReason;
+    String unavailableDetail;
+    boolean closed;
+
+    /** Routed calls per {@link Call} (the first three): plain fields, one thread at a time. */
+    final long[] routed = new long[3];
+    /** First-call log bits per (call, type, op): 3 x 4 x 9 = 108 bits. */
+    private long seenLo;
+    private long seenHi;
+
+    private ByteBuffer scratch;
+
+    CommState(Intracomm mpiComm, int id) {
+        this.mpiComm = mpiComm;
+        this.id = id;
+        this.creator = Thread.currentThread();
+    }
+
+    /** A shared marker: calls on it pass through for {@code why}. */
+    static CommState passing(PassReason why) {
+        CommState s = new CommState(null, -1);
+        s.passReason = why;
+        s.done = true;
+        s.creator = null;
+        return s;
+    }
+
+    /**
+     * Collective over the communicator: every rank's first routed call on it gets here, at the same
+     * call. Builds sharp4j over an {@link MpiBootstrap}, then all ranks agree (one allgather) that
+     * every rank succeeded; if any failed, all close what they built and pass this communicator's
+     * calls to MPI from now on, so the ranks never disagree about the path.
+     */
+    void setUp() throws MPIException {
+        try {
+            size = mpiComm.getSize();
+            rank = mpiComm.getRank();
+            name = describe();
+            if (size == 1) {
+                passReason = PassReason.SINGLE_RANK;
+                return;
+            }
+            long t0 = System.nanoTime();
+            MpiBootstrap boot = new MpiBootstrap(mpiComm);
+            Communicator c = null;
+            String error = null;
+            try {
+                c = Sharp4j.create(boot, Config.fromSystemProperties());
+            } catch (RuntimeException | LinkageError e) {
+                error = e.toString();
+                LOG.debug("sharp4j-mpi: rank {} of {}: sharp4j set-up failed", rank, name, e);
+            }
+            byte[][] said = boot.allgather(error == null ? new byte[0] : error.getBytes(StandardCharsets.UTF_8));
+            for (int r = 0; r < said.length && unavailableDetail == null; r++) {
+                if (said[r].length > 0) {
+                    unavailableDetail = "rank " + r + ": " + new String(said[r], StandardCharsets.UTF_8);
+                }
+            }
+            if (unavailableDetail != null) {
+                if (c != null) {
+                    c.close();
+                }
+                passReason = PassReason.UNAVAILABLE;
+                log(rank == 0, "sharp4j-mpi: sharp4j could not be set up on {} ({}); its calls go to MPI", name, unavailableDetail);
+                return;
+            }
+            communicator = c;
+            log(rank == 0, "sharp4j-mpi: sharp4j communicator on {}: {} ranks, {} node(s), inter-node step: {}; set up in {} ms",
+                    name, size, c.topology().nodeCount(), c.interNode(), (System.nanoTime() - t0) / 1_000_000);
+        } catch (MPIException e) {
+            setUpError = e;
+            throw e;
+        } catch (RuntimeException e) {
+            setUpFailure = e;
+            throw e;
+        } finally {
+            synchronized (this) {
+                done = true;
+                creator = null;
+                notifyAll();
+            }
+        }
+    }
+
+    /**
+     * Waits until the thread that set this up is done. Null when the caller is that thread (a call
+     * made from inside the set-up itself), which then passes through.
+     */
+    CommState awaitSetUp() throws MPIException {
+        synchronized (this) {
+            if (!done && creator == Thread.currentThread()) {
+                return null;
+            }
+            boolean interrupted = false;
+            while (!done) {
+                try {
+                    wait();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (setUpError != null) {
+            throw setUpError;
+        }
+        if (setUpFailure != null) {
+            throw setUpFailure;
+        }
+        return this;
+    }
+
+    private String describe() {
+        if (mpiComm == MPI.COMM_WORLD) {
+            return "MPI.COMM_WORLD";
+        }
+        if (mpiComm == MPI.COMM_SELF) {
+            return "MPI.COMM_SELF";
+        }
+        String n;
+        try {
+            n = mpiComm.getName();
+        } catch (MPIException | RuntimeException e) {
+            n = null;
+        }
+        return "communicator #" + id + (n == null || n.isEmpty() ? "" : " (" + n + ")");
+    }
+
+    // ---- routed calls: validation first (sharp4j's own), then the collective ----
+
+    void allReduce(Object send, Object recv, int count, int t, Op op, int opIndex) {
+        first(Call.ALLREDUCE, t, op, opIndex);
+        if (send == null || send == recv) { // Open MPI Java: a null send buffer is MPI_IN_PLACE
+            allReduceInPlace(recv, count, t, op, -1);
+            return;
+        }
+        DataType type = TYPES[t];
+        Communicator c = communicator;
+        int fs = Forms.classify(send, type);
+        int fr = Forms.classify(recv, type);
+        if (fs == Forms.ARRAY && fr == Forms.ARRAY) {
+            Object s = Forms.array(send);
+            Object r = Forms.array(recv);
+            int so = Forms.offset(send);
+            int ro = Forms.offset(recv);
+            switch (t) {
+                case 0:
+                    c.allreduce((int[]) s, so, (int[]) r, ro, count, op);
+                    break;
+                case 1:
+                    c.allreduce((long[]) s, so, (long[]) r, ro, count, op);
+                    break;
+                case 2:
+                    c.allreduce((float[]) s, so, (float[]) r, ro, count, op);
+                    break;
+                default:
+                    c.allreduce((double[]) s, so, (double[]) r, ro, count, op);
+                    break;
+            }
+        } else if (fs == Forms.DIRECT && fr == Forms.DIRECT) {
+            long bytes = (long) count * type.size;
+            c.allreduce(Forms.direct(send, bytes), 0, Forms.direct(recv, bytes), 0, count, type, op);
+        } else {
+            int bytes = bytes(count, type);
+            Forms.checkStaged("send buffer", send, fs, bytes, type, false);
+            Forms.checkStaged("recv buffer", recv, fr, bytes, type, true);
+            ByteBuffer s = scratch(bytes);
+            Forms.copyIn(send, fs, s, bytes, type);
+            c.allreduce(s, 0, count, type, op);
+            Forms.copyOut(s, recv, fr, bytes, type);
+        }
+        routed[0]++;
+    }
+
+    /** {@code opIndex} -1: called from {@link #allReduce} (send == recv), which logged already. */
+    void allReduceInPlace(Object buf, int count, int t, Op op, int opIndex) {
+        if (opIndex >= 0) {
+            first(Call.ALLREDUCE, t, op, opIndex);
+        }
+        DataType type = TYPES[t];
+        Communicator c = communicator;
+        int f = Forms.classify(buf, type);
+        if (f == Forms.ARRAY) {
+            Object b = Forms.array(buf);
+            int o = Forms.offset(buf);
+            switch (t) {
+                case 0:
+                    c.allreduce((int[]) b, o, count, op);
+                    break;
+                case 1:
+                    c.allreduce((long[]) b, o, count, op);
+                    break;
+                case 2:
+                    c.allreduce((float[]) b, o, count, op);
+                    break;
+                default:
+                    c.allreduce((double[]) b, o, count, op);
+                    break;
+            }
+        } else if (f == Forms.DIRECT) {
+            c.allreduce(Forms.direct(buf, (long) count * type.size), 0, count, type, op);
+        } else {
+            int bytes = bytes(count, type);
+            Forms.checkStaged("buffer", buf, f, bytes, type, true);
+            ByteBuffer s = scratch(bytes);
+            Forms.copyIn(buf, f, s, bytes, type);
+            c.allreduce(s, 0, count, type, op);
+            Forms.copyOut(s, buf, f, bytes, type);
+        }
+        routed[0]++;
+    }
+
+    void reduce(Object send, Object recv, int count, int t, Op op, int opIndex, int root) {
+        first(Call.REDUCE, t, op, opIndex);
+        boolean isRoot = rank == root;
+        if (send == null || send == recv) { // null: MPI_IN_PLACE at the root, recv is the send buffer elsewhere (Open MPI Java)
+            reduceInPlace(recv, count, t, op, -1, root);
+            return;
+        }
+        DataType type = TYPES[t];
+        Communicator c = communicator;
+        int fs = Forms.classify(send, type);
+        int fr = isRoot ? Forms.classify(recv, type) : Forms.UNUSED;
+        if (fs == Forms.ARRAY && (fr == Forms.ARRAY || fr == Forms.UNUSED)) {
+            Object s = Forms.array(send);
+            Object r = isRoot ? Forms.array(recv) : null;
+            int so = Forms.offset(send);
+            int ro = isRoot ? Forms.offset(recv) : 0;
+            switch (t) {
+                case 0:
+                    c.reduce((int[]) s, so, (int[]) r, ro, count, op, root);
+                    break;
+                case 1:
+                    c.reduce((long[]) s, so, (long[]) r, ro, count, op, root);
+                    break;
+                case 2:
+                    c.reduce((float[]) s, so, (float[]) r, ro, count, op, root);
+                    break;
+                default:
+                    c.reduce((double[]) s, so, (double[]) r, ro, count, op, root);
+                    break;
+            }
+        } else if (fs == Forms.DIRECT && (fr == Forms.DIRECT || fr == Forms.UNUSED)) {
+            long bytes = (long) count * type.size;
+            c.reduce(Forms.direct(send, bytes), 0, isRoot ? Forms.direct(recv, bytes) : null, 0, count, type, op, root);
+        } else {
+            int bytes = bytes(count, type);
+            Forms.checkStaged("send buffer", send, fs, bytes, type, false);
+            Forms.checkStaged("recv buffer", recv, fr, bytes, type, true);
+            ByteBuffer s = scratch(bytes);
+            Forms.copyIn(send, fs, s, bytes, type);
+            c.reduce(s, 0, count, type, op, root);
+            if (isRoot) {
+                Forms.copyOut(s, recv, fr, bytes, type);
+            }
+        }
+        routed[1]++;
+    }
+
+    /** Open MPI's in-place reduce: the root's buffer gets the result; elsewhere it is the (unchanged) send buffer. */
+    void reduceInPlace(Object buf, int count, int t, Op op, int opIndex, int root) {
+        if (opIndex >= 0) {
+            first(Call.REDUCE, t, op, opIndex);
+        }
+        DataType type = TYPES[t];
+        Communicator c = communicator;
+        int f = Forms.classify(buf, type);
+        if (f == Forms.ARRAY) {
+            Object b = Forms.array(buf);
+            int o = Forms.offset(buf);
+            switch (t) {
+                case 0:
+                    c.reduce((int[]) b, o, count, op, root);
+                    break;
+                case 1:
+                    c.reduce((long[]) b, o, count, op, root);
+                    break;
+                case 2:
+                    c.reduce((float[]) b, o, count, op, root);
+                    break;
+                default:
+                    c.reduce((double[]) b, o, count, op, root);
+                    break;
+            }
+        } else if (f == Forms.DIRECT) {
+            c.reduce(Forms.direct(buf, (long) count * type.size), 0, count, type, op, root);
+        } else {
+            int bytes = bytes(count, type);
+            Forms.checkStaged("buffer", buf, f, bytes, type, rank == root);
+            ByteBuffer s = scratch(bytes);
+            Forms.copyIn(buf, f, s, bytes, type);
+            c.reduce(s, 0, count, type, op, root);
+            if (rank == root) {
+                Forms.copyOut(s, buf, f, bytes, type);
+            }
+        }
+        routed[1]++;
+    }
+
+    void barrier() {
+        if ((seenHi & (1L << 63)) == 0) {
+            seenHi |= 1L << 63;
+            log(rank == 0, "sharp4j-mpi: first barrier on {} routed through sharp4j", name);
+        }
+        communicator.barrier();
+        routed[2]++;
+    }
+
+    private static int bytes(int count, DataType type) {
+        long b = (long) count * type.size;
+        if (b > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("count " + count + " of " + type + " exceeds 2 GiB per call");
+        }
+        return (int) b;
+    }
+
+    private ByteBuffer scratch(int bytes) {
+        ByteBuffer s = scratch;
+        if (s == null || s.capacity() < bytes) {
+            int cap = Math.max(64, Integer.highestOneBit(Math.max(1, bytes - 1)) << 1);
+            if (cap < bytes) { // above 1 GiB
+                cap = bytes;
+            }
+            s = ByteBuffer.allocateDirect(cap).order(ByteOrder.nativeOrder());
+            scratch = s;
+        }
+        return s;
+    }
+
+    private void first(Call call, int t, Op op, int opIndex) {
+        int bit = call.ordinal() * 36 + t * 9 + opIndex; // < 108
+        if (bit < 64) {
+            if ((seenLo & (1L << bit)) != 0) {
+                return;
+            }
+            seenLo |= 1L << bit;
+        } else {
+            if ((seenHi & (1L << (bit - 64))) != 0) {
+                return;
+            }
+            seenHi |= 1L << (bit - 64);
+        }
+        log(rank == 0, "sharp4j-mpi: first {} of MPI.{} with MPI.{} on {} routed through sharp4j", call.method, TYPES[t], op, name);
+    }
+
+    private static void log(boolean loud, String format, Object... args) {
+        if (loud) {
+            LOG.info(format, args);
+        } else {
+            LOG.debug(format, args);
+        }
+    }
+
+    /** Local: releases sharp4j's shared memory for this communicator. Calls after it pass to MPI or set up anew. */
+    void close() {
+        closed = true;
+        for (Communicator c : new Communicator[] {communicator, ownCommunicator}) {
+            if (c != null) {
+                try {
+                    c.close();
+                } catch (RuntimeException e) {
+                    LOG.debug("sharp4j-mpi: closing the sharp4j communicator of {}", name, e);
+                }
+            }
+        }
+        communicator = null;
+        ownCommunicator = null;
+    }
+}

@@ -1,0 +1,54 @@
+package org.sharp4j.mpi;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link Sharp4jMpi} under mpirun -np 2, with the library on the class path (the agent jar, which
+ * is also a complete library jar) and no agent, then with the agent: the same counts either way
+ * (with the agent the helpers call MPI's methods, which the agent routes).
+ */
+class ExplicitApiIT {
+    static String cp;
+    static String agentJar;
+    static String logConfig;
+
+    @BeforeAll
+    static void setUp() throws Exception {
+        String problem = Mpirun.problem();
+        assumeTrue(problem == null, () -> "skipping the mpirun tests: " + problem);
+        agentJar = System.getProperty("sharp4j.it.agentJar");
+        cp = System.getProperty("sharp4j.it.testClasses") + ":" + agentJar + ":" + Mpirun.mpiJar;
+        logConfig = "-Dlogback.configurationFile=" + ExplicitApiIT.class.getResource("/org/sharp4j/mpi/agent-logback.xml");
+    }
+
+    static Mpirun.Result run(List<String> jvmArgs) throws Exception {
+        Mpirun.Result r = Mpirun.run(2, Mpirun.java(), List.of(), jvmArgs, cp, ExplicitApiMain.class.getName(), List.of());
+        assertEquals(0, r.exit(), r::toString);
+        assertTrue(r.out().contains("EXPLICIT OK"), r::toString);
+        return r;
+    }
+
+    @Test
+    void explicitApiWithoutTheAgent() throws Exception {
+        Mpirun.Result r = run(List.of(logConfig));
+        assertTrue(r.out().contains("routed allReduce=2 reduce=2 barrier=1 passed allReduce=1"), r::toString);
+        assertTrue(r.out().contains("agent=false"), r::toString);
+        assertTrue(r.err().contains("sharp4j-mpi summary at exit (world rank 0): allReduce: 2 routed, 1 passed to MPI (user-defined op: 1)"),
+                r::toString);
+    }
+
+    @Test
+    void explicitApiWithTheAgent() throws Exception {
+        Mpirun.Result r = run(List.of("-javaagent:" + agentJar, "-Dsharp4j.enable=true"));
+        assertTrue(r.out().contains("routed allReduce=2 reduce=2 barrier=1 passed allReduce=1"), r::toString);
+        assertTrue(r.out().contains("agent=true"), r::toString);
+        assertTrue(r.err().contains("sharp4j-mpi summary at MPI.Finalize (world rank 0): allReduce: 2 routed, 1 passed to MPI (user-defined op: 1)"),
+                r::toString);
+    }
+}

@@ -1,0 +1,98 @@
+package org.sharp4j.mpi;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.DoubleBuffer;
+import java.nio.IntBuffer;
+import org.junit.jupiter.api.Test;
+import org.sharp4j.DataType;
+
+/** The buffer forms of Open MPI Java and their raw-memory copies (no MPI needed). */
+class FormsTest {
+    @Test
+    void classifiesWhatOpenMpiAccepts() {
+        assertEquals(Forms.ARRAY, Forms.classify(new double[2], DataType.DOUBLE));
+        assertEquals(Forms.INVALID, Forms.classify(new long[2], DataType.DOUBLE));
+        assertEquals(Forms.ARRAY, Forms.classify(DoubleBuffer.wrap(new double[4], 1, 2).slice(), DataType.DOUBLE));
+        assertEquals(Forms.INVALID, Forms.classify(DoubleBuffer.wrap(new double[4]).asReadOnlyBuffer(), DataType.DOUBLE));
+        assertEquals(Forms.INVALID, Forms.classify(ByteBuffer.allocate(16), DataType.DOUBLE)); // heap bytes: not a double[]
+        assertEquals(Forms.DIRECT, Forms.classify(ByteBuffer.allocateDirect(16), DataType.INT));
+        assertEquals(Forms.STAGED, Forms.classify(ByteBuffer.allocateDirect(16).asIntBuffer(), DataType.INT));
+        assertEquals(Forms.INVALID, Forms.classify(null, DataType.INT));
+        assertEquals(Forms.INVALID, Forms.classify("text", DataType.INT));
+    }
+
+    @Test
+    void heapBufferDataStartsAtArrayOffsetWhateverThePosition() {
+        double[] a = {9, 9, 1, 2, 3};
+        DoubleBuffer b = DoubleBuffer.wrap(a, 2, 3).slice();
+        b.position(2);
+        assertSame(a, Forms.array(b));
+        assertEquals(2, Forms.offset(b));
+        ByteBuffer scratch = ByteBuffer.allocateDirect(64).order(ByteOrder.nativeOrder());
+        Forms.copyIn(b, Forms.ARRAY, scratch, 24, DataType.DOUBLE);
+        assertEquals(1.0, scratch.getDouble(0));
+        assertEquals(3.0, scratch.getDouble(16));
+    }
+
+    @Test
+    void directTypedBuffersCopyRawMemoryInTheirOwnOrder() {
+        IntBuffer be = ByteBuffer.allocateDirect(8).asIntBuffer(); // big-endian view
+        be.put(0, 1).put(1, 0x01020304);
+        be.position(1).limit(1); // MPI ignores both
+        ByteBuffer scratch = ByteBuffer.allocateDirect(64).order(ByteOrder.nativeOrder());
+        Forms.checkStaged("buf", be, Forms.STAGED, 8, DataType.INT, true);
+        Forms.copyIn(be, Forms.STAGED, scratch, 8, DataType.INT);
+        ByteBuffer raw = scratch.duplicate().order(ByteOrder.BIG_ENDIAN);
+        assertEquals(1, raw.getInt(0));
+        assertEquals(0x01020304, raw.getInt(4));
+        scratch.putInt(0, 7).putInt(4, 8); // native order
+        Forms.copyOut(scratch, be, Forms.STAGED, 8, DataType.INT);
+        int seven = ByteOrder.nativeOrder() == ByteOrder.BIG_ENDIAN ? 7 : Integer.reverseBytes(7);
+        assertEquals(seven, be.get(0));
+    }
+
+    @Test
+    void directByteBufferLimitIsLiftedToTheCapacity() {
+        ByteBuffer b = ByteBuffer.allocateDirect(32);
+        b.limit(4);
+        ByteBuffer d = Forms.direct(b, 32);
+        assertEquals(32, d.limit());
+        ByteBuffer full = ByteBuffer.allocateDirect(32);
+        assertSame(full, Forms.direct(full, 32));
+        ByteBuffer small = ByteBuffer.allocateDirect(8);
+        assertSame(small, Forms.direct(small, 16)); // too short even in capacity: sharp4j names it
+    }
+
+    @Test
+    void stagedChecksNameTheProblem() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Forms.checkStaged("recv buffer", new double[2], Forms.ARRAY, 24, DataType.DOUBLE, true));
+        assertTrue(e.getMessage().startsWith("recv buffer too short"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> Forms.checkStaged("send buffer", ByteBuffer.allocateDirect(16).asDoubleBuffer(), Forms.STAGED, 24, DataType.DOUBLE,
+                        false));
+        assertTrue(e.getMessage().startsWith("send buffer too short"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> Forms.checkStaged("buffer", new long[3], Forms.INVALID, 24,
+                DataType.DOUBLE, true));
+        assertTrue(e.getMessage().contains("cannot hold MPI.DOUBLE"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> Forms.checkStaged("buffer", null, Forms.INVALID, 8, DataType.INT, true));
+        assertEquals("buffer is null", e.getMessage());
+    }
+
+    @Test
+    void arraysRoundTripThroughTheScratchBuffer() {
+        ByteBuffer scratch = ByteBuffer.allocateDirect(64).order(ByteOrder.nativeOrder());
+        long[] in = {1, -2, Long.MAX_VALUE};
+        Forms.copyIn(in, Forms.ARRAY, scratch, 24, DataType.LONG);
+        long[] out = new long[3];
+        Forms.copyOut(scratch, out, Forms.ARRAY, 24, DataType.LONG);
+        assertArrayEquals(in, out);
+    }
+}
