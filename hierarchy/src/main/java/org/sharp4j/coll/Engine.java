@@ -127,7 +127,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             onMyHost[r] = realHosts[r].equals(realHost);
             onHost += onMyHost[r] ? 1 : 0;
         }
-        boolean oversubscribed = onHost > Runtime.getRuntime().availableProcessors();
+        // Ranks outnumber the host's CPUs: spin briefly, they share cores (bound or not).
+        boolean oversubscribed = onHost > org.sharp4j.topology.CpuTopology.onlineCpus();
         this.waiter = new Waiter(WaitPolicy.parse(cfg.waitSpec(), WaitPolicy.defaults(oversubscribed, cfg.timeoutNanos())), this);
         this.treeMaxBytes = Math.min(table.tiledThreshold(Collective.ALLREDUCE), cfg.slotBytes());
         this.chunkBytes = cfg.slotBytes();

@@ -67,6 +67,22 @@ public final class CpuTopology {
         return "0-" + (Runtime.getRuntime().availableProcessors() - 1);
     }
 
+    /**
+     * CPUs online on this host (not this process's affinity: under {@code mpirun --bind-to core}
+     * {@code availableProcessors()} is 1 although every rank has a core of its own).
+     */
+    public static int onlineCpus() {
+        try {
+            int n = parseList(Files.readString(CPU.resolve("online")).trim()).cardinality();
+            if (n > 0) {
+                return n;
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux: fall through
+        }
+        return Runtime.getRuntime().availableProcessors();
+    }
+
     private static int packageOf(int cpu) {
         String s = read(CPU.resolve("cpu" + cpu).resolve("topology").resolve("physical_package_id"), "-1");
         try {
