@@ -40,6 +40,23 @@ public final class CallStatus {
         }
     }
 
+    /**
+     * Writes the raw status (code, descA, descB: three longs in {@code b}'s byte order) at
+     * {@code b[off, off+24)}, for inter-node steps that carry it in messages.
+     */
+    public void writeRaw(ByteBuffer b, int off) {
+        b.putLong(off, code);
+        b.putLong(off + 8, descA);
+        b.putLong(off + 16, descB);
+    }
+
+    /** Replaces this status with one written by {@link #writeRaw} (on this or another node). */
+    public void readRaw(ByteBuffer b, int off) {
+        code = b.getLong(off);
+        descA = b.getLong(off + 8);
+        descB = b.getLong(off + 16);
+    }
+
     /** Merges the status published in a control block (after an acquire of its flag). */
     void mergeFrom(ByteBuffer b, int ctl) {
         long c = Flags.plain(b, ctl + ShmLevel.STATUS);

@@ -1,0 +1,316 @@
+package org.sharp4j.fallback;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import org.sharp4j.DataType;
+import org.sharp4j.Op;
+import org.sharp4j.PeerFailureException;
+import org.sharp4j.Sharp4jException;
+import org.sharp4j.coll.CallStatus;
+import org.sharp4j.fallback.algo.Exchange;
+import org.sharp4j.fallback.algo.KnomialAllreduce;
+import org.sharp4j.fallback.algo.KnomialBarrier;
+import org.sharp4j.fallback.algo.KnomialPattern;
+import org.sharp4j.fallback.algo.KnomialReduce;
+import org.sharp4j.fallback.algo.SraAllreduce;
+import org.sharp4j.fallback.transport.Transport;
+import org.sharp4j.shm.Waiter;
+import org.sharp4j.spi.InterNodeStep;
+import org.sharp4j.tuning.Algorithm;
+import org.sharp4j.tuning.Collective;
+import org.sharp4j.tuning.CompiledTable;
+
+/**
+ * Phase 3 on the host: the k-nomial algorithms of {@code org.sharp4j.fallback.algo} over a
+ * {@link Transport} among the node leaders ({@code transport.peer()} is this node's index).
+ *
+ * <h2>Per call</h2>
+ * The algorithm and radix come from the {@link CompiledTable} for {@code (collective,
+ * count * type size)}: KNOMIAL (recursive k-ing) or SRA for allreduce, KNOMIAL (tree) or SRA for
+ * reduce; SHARP, which reaches the host path only when the offload fell back, runs KNOMIAL with
+ * {@link CompiledTable#DEFAULT_KNOMIAL_RADIX}. The radix is clamped to [2, min(8, n)]. The choice
+ * depends only on the arguments, so leaders that agree on the call agree on the algorithm.
+ *
+ * <h2>Argument checking without hangs: the spine</h2>
+ * Leaders that disagree on the call may choose different algorithms, radices, roots or fragment
+ * counts, i.e. different communication patterns, and would wait for each other forever. So every
+ * call starts on the <em>spine</em>: the recursive k-nomial pattern of one job-wide radix
+ * {@code kc} (the table's radix for a 0-byte allreduce, clamped), whose messages carry each
+ * node's 48-byte header (call descriptor and status, see {@link Exchange}) and whose receives
+ * always take a whole slot. Every leader runs the same spine rounds whatever it was called with,
+ * so the headers are allreduced and every leader ends with the same {@link CallStatus}, ok only
+ * if all descriptors agree (this holds for reduce too, on every node). Data moves
+ * <ul>
+ *   <li><b>merged</b> with the headers when the message fits one fragment and the chosen radix is
+ *       kc (with the built-in table: every call up to {@link #DEFAULT_FRAG_BYTES}, as the engine
+ *       hands phase 3 at most a slot): recursive k-ing, or SRA whose allgather then runs only if
+ *       the status is ok; a small reduce runs as the merged allreduce (the root's node keeps it);
+ *       no extra message or round;</li>
+ *   <li><b>after</b> a header-only spine (a barrier) otherwise: the pipelined data algorithm runs
+ *       only when the spine ended ok, so data rounds never see a disagreement, and a mismatch
+ *       leaves no message behind.</li>
+ * </ul>
+ * A barrier is the header-only spine itself (radix kc: the table's barrier radix is not used).
+ * After a mismatch the step stays usable (every message of the call was matched). A receive
+ * truncated by a peer (impossible between leaders running this class) is recorded as a mismatch
+ * blaming that peer; then the leaders fail with a mismatch but may name different pairs.
+ *
+ * <h2>Failures</h2>
+ * Every wait goes through the {@link Waiter} (spin, yield, park, failure probe, timeout) polling
+ * one request. When a call fails (a dead peer reported by the transport, the probe's timeout or
+ * abort, a transport error) the step tells the other leaders through {@link #abort} unless one of
+ * them already gave up, and refuses later calls. Abort messages use tag kind 3 and are received
+ * by receives posted at construction, one per peer, polled only by {@link #abortWord()}.
+ *
+ * <p>Single-threaded (one node leader thread), including {@link #abort}; no allocation per call.
+ */
+public final class HostStep implements InterNodeStep {
+    /** Payload bytes per fragment: the scratch is two fragments (plus a 48-byte header each) per peer of a group. */
+    public static final int DEFAULT_FRAG_BYTES = 128 * 1024;
+    private static final long ABORT_TAG = Exchange.tag(Exchange.KIND_ABORT, 0, 0, 0);
+    private static final long ABORT_FLUSH_NANOS = 200_000_000L;
+
+    private final Transport tr;
+    private final CompiledTable table;
+    private final String name;
+    private final int n;
+    private final int me;
+    private final int myRank;
+    private final int maxRadix;
+    private final int spineRadix;
+    private final int frag;
+    private final KnomialPattern[] patterns;
+    private final Exchange x;
+    private final KnomialAllreduce knomial;
+    private final SraAllreduce sra;
+    private final KnomialReduce tree;
+    private final KnomialBarrier barrier;
+    private long seq;
+    private RuntimeException broken;
+    private boolean closed;
+
+    private final ByteBuffer abortIn;
+    private final ByteBuffer abortOut;
+    private final int[] abortRecv;
+    private final int[] abortSend;
+    private boolean abortSent;
+    private long abortWord;
+
+    public HostStep(Transport transport, CompiledTable table, Waiter waiter, String name) {
+        this(transport, table, waiter, name, DEFAULT_FRAG_BYTES);
+    }
+
+    /** With another fragment size (a multiple of 8, at least 64): tests use small ones to pipeline small vectors. */
+    HostStep(Transport transport, CompiledTable table, Waiter waiter, String name, int fragBytes) {
+        this.tr = transport;
+        this.table = table;
+        this.name = name;
+        this.n = transport.peers();
+        this.me = transport.peer();
+        this.myRank = transport.globalRank(me);
+        this.frag = fragBytes;
+        this.maxRadix = Math.max(2, Math.min(Exchange.MAX_RADIX, n));
+        this.patterns = new KnomialPattern[maxRadix + 1];
+        for (int k = 2; k <= maxRadix; k++) {
+            patterns[k] = new KnomialPattern(n, k, me);
+        }
+        this.spineRadix = radix(Collective.ALLREDUCE, 0);
+        this.x = new Exchange(transport, waiter, maxRadix, fragBytes);
+        this.knomial = new KnomialAllreduce(x);
+        this.sra = new SraAllreduce(x);
+        this.tree = new KnomialReduce(x);
+        this.barrier = new KnomialBarrier(x);
+        this.abortIn = ByteBuffer.allocateDirect(8 * n).order(ByteOrder.nativeOrder());
+        this.abortOut = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
+        this.abortRecv = new int[n];
+        this.abortSend = new int[n];
+        for (int p = 0; p < n; p++) {
+            abortRecv[p] = p == me ? -1 : transport.recv(p, ABORT_TAG, abortIn, 8 * p, 8);
+            abortSend[p] = -1;
+        }
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    /** The job-wide radix of the spine (for diagnostics). */
+    public int spineRadix() {
+        return spineRadix;
+    }
+
+    private Algorithm algorithm(Collective c, long bytes) {
+        Algorithm a = table.interAlgorithm(c, bytes);
+        return a == Algorithm.SRA ? Algorithm.SRA : Algorithm.KNOMIAL;
+    }
+
+    private int radix(Collective c, long bytes) {
+        int k = table.interAlgorithm(c, bytes) == Algorithm.SHARP ? 0 : table.interRadix(c, bytes);
+        if (k <= 0) {
+            k = CompiledTable.DEFAULT_KNOMIAL_RADIX;
+        }
+        return Math.max(2, Math.min(k, maxRadix));
+    }
+
+    @Override
+    public void allreduce(ByteBuffer buf, int off, int count, DataType type, Op op, long desc, CallStatus status) {
+        run(Collective.ALLREDUCE, buf, off, count, type, op, 0, desc, status);
+    }
+
+    @Override
+    public void reduce(ByteBuffer buf, int off, int count, DataType type, Op op, int rootNode, long desc, CallStatus status) {
+        run(Collective.REDUCE, buf, off, count, type, op, rootNode, desc, status);
+    }
+
+    @Override
+    public void barrier(long desc, CallStatus status) {
+        run(Collective.BARRIER, null, 0, 0, null, null, 0, desc, status);
+    }
+
+    private void run(Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode, long desc,
+            CallStatus status) {
+        if (broken != null) {
+            throw new Sharp4jException(name + ": unusable after an earlier failure: " + broken.getMessage(), broken);
+        }
+        if (closed) {
+            throw new IllegalStateException(name + " is closed");
+        }
+        if (n == 1) {
+            return;
+        }
+        final long bytes = t == null ? 0 : (long) count * t.size;
+        x.begin(++seq, desc, status);
+        try {
+            if (c == Collective.BARRIER) {
+                barrier.run(patterns[spineRadix]);
+            } else {
+                final Algorithm a = algorithm(c, bytes);
+                final int k = radix(c, bytes);
+                final KnomialPattern p = patterns[k];
+                if (k == spineRadix && bytes <= frag) {
+                    if (a == Algorithm.SRA) {
+                        sra.runMerged(p, buf, off, count, t, op);
+                    } else {
+                        knomial.runMerged(p, buf, off, count, t, op);
+                    }
+                } else {
+                    barrier.run(patterns[spineRadix]);
+                    if (x.ok()) {
+                        if (a == Algorithm.SRA) {
+                            sra.run(p, buf, off, count, t, op);
+                        } else if (c == Collective.REDUCE) {
+                            tree.run(n, k, me, rootNode, buf, off, count, t, op);
+                        } else {
+                            knomial.run(p, buf, off, count, t, op);
+                        }
+                    }
+                }
+            }
+        } catch (RuntimeException e) {
+            fail(e);
+            throw e;
+        }
+        x.end(status);
+    }
+
+    private void fail(RuntimeException e) {
+        broken = e;
+        if (abortWord() != 0) {
+            return; // another leader gave up first and told everyone
+        }
+        int blamed = -1;
+        if (e instanceof PeerFailureException) {
+            int[] r = ((PeerFailureException) e).ranks();
+            blamed = r.length > 0 ? r[0] : -1;
+        }
+        abort(myRank, blamed);
+    }
+
+    /**
+     * Best effort: sends {@code (rank, blamed)} to every other leader with the abort tag and drives
+     * the transport for at most 200 ms so the messages leave. Only the first call sends.
+     */
+    @Override
+    public void abort(int rank, int blamed) {
+        if (abortSent || closed) {
+            return;
+        }
+        abortSent = true;
+        abortOut.putInt(0, rank);
+        abortOut.putInt(4, blamed);
+        for (int p = 0; p < n; p++) {
+            if (p != me) {
+                try {
+                    abortSend[p] = tr.send(p, ABORT_TAG, abortOut, 0, 8);
+                } catch (RuntimeException e) {
+                    abortSend[p] = -1; // that peer is gone: nobody to tell
+                }
+            }
+        }
+        long deadline = System.nanoTime() + ABORT_FLUSH_NANOS;
+        boolean pendingAny = true;
+        while (pendingAny && System.nanoTime() - deadline < 0) {
+            pendingAny = false;
+            for (int p = 0; p < n; p++) {
+                if (abortSend[p] >= 0) {
+                    try {
+                        if (tr.test(abortSend[p]) >= 0) {
+                            abortSend[p] = -1;
+                        } else {
+                            pendingAny = true;
+                        }
+                    } catch (RuntimeException e) {
+                        abortSend[p] = -1;
+                    }
+                }
+            }
+            if (pendingAny) {
+                Thread.yield();
+            }
+        }
+    }
+
+    /** {@code (blamed+1) << 32 | (giver+1)} of the first abort message received, else 0. Polls one receive per peer. */
+    @Override
+    public long abortWord() {
+        if (abortWord != 0 || closed) {
+            return abortWord;
+        }
+        for (int p = 0; p < n; p++) {
+            if (abortRecv[p] < 0) {
+                continue;
+            }
+            int r;
+            try {
+                r = tr.test(abortRecv[p]);
+            } catch (RuntimeException e) {
+                abortRecv[p] = -1; // failed with its peer: the waits that need that peer report it
+                continue;
+            }
+            if (r >= 0) {
+                abortRecv[p] = -1;
+                if (r == 8) {
+                    int giver = abortIn.getInt(8 * p);
+                    int blamed = abortIn.getInt(8 * p + 4);
+                    abortWord = ((long) (blamed + 1) << 32) | ((giver + 1) & 0xFFFFFFFFL);
+                    return abortWord;
+                }
+            }
+        }
+        return 0;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            tr.cancelAll();
+        } finally {
+            tr.close();
+        }
+    }
+}

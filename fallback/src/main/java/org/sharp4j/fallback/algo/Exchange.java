@@ -1,0 +1,508 @@
+package org.sharp4j.fallback.algo;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import org.sharp4j.DataType;
+import org.sharp4j.Op;
+import org.sharp4j.Sharp4jException;
+import org.sharp4j.coll.CallStatus;
+import org.sharp4j.coll.Desc;
+import org.sharp4j.coll.Reductions;
+import org.sharp4j.fallback.transport.Transport;
+import org.sharp4j.shm.Waiter;
+
+/**
+ * What every k-nomial algorithm of the host path does in a round: post the receives and sends of
+ * one group, wait for exactly those requests, and reduce in group-position order. One per step;
+ * everything (scratch, request handles, the condition the {@link Waiter} polls) is allocated at
+ * construction, so a round allocates nothing.
+ *
+ * <h2>Two kinds of round</h2>
+ * <ul>
+ *   <li><b>Spine rounds</b> (tag kind {@link #KIND_SPINE}) carry a 48-byte header in front of a
+ *   payload of at most {@link #fragBytes()}: the caller's call descriptor and {@link CallStatus},
+ *   merged group by group, so that the header is allreduced along the recursive k-nomial pattern of
+ *   the <em>spine radix</em> (a job-wide constant). Receives are posted with the full slot size,
+ *   so a peer that disagrees on the call (another count, type, collective, algorithm) can never
+ *   truncate or overrun anything: its message is one message matched by one receive, its header
+ *   says what it called, and a node whose merged status is not ok sends headers only and combines
+ *   nothing. Every node runs the same spine rounds whatever it was called with, so a mismatch
+ *   ends in the same status on every node instead of a hang.</li>
+ *   <li><b>Data rounds</b> (tag kind {@link #KIND_DATA}) move raw payload with no header, in
+ *   fragments of {@link #fragBytes()}, two fragments in flight per peer (scratch slots 0 and 1),
+ *   straight from and (for copies) straight into the caller's buffer. They run only after a spine
+ *   that ended ok, i.e. when every node agreed on the call, so sizes match exactly.</li>
+ * </ul>
+ *
+ * <h2>Tags (48 bits)</h2>
+ * <pre>
+ *   bits 44-47 kind (1 spine, 2 data, 3 abort)   bits 20-43 call sequence mod 2^24
+ *   bits 14-19 round (0 fold-in, 1.. iterations, then allgather / fold-out)   bits 0-13 fragment mod 2^14
+ * </pre>
+ * Sequence and fragment numbers wrap safely: messages of one pair and tag are matched in posting
+ * order, calls never overlap, and a data round has at most two fragments in flight per peer.
+ *
+ * <h2>Reduction order (bit-identical results on every node)</h2>
+ * In a group of g members at positions 0..g-1 every member computes
+ * {@code ((p0 op p1) op p2) ... op p(g-1)}, left to right by position, whichever position it holds
+ * itself (the kernels compute {@code dst = a op b} with a the left operand). With its own data at
+ * position m &gt; 0 a member accumulates in the slot of position 0 and writes the last step into
+ * its buffer: {@code acc = p0; acc = acc op p1 ...; buf = acc op p(g-1)}, where p_m is read from
+ * the buffer. A proxy folds in its extra as {@code proxy op extra}. So for n=8, k=2 the result is
+ * {@code ((x0 op x1) op (x2 op x3)) op ((x4 op x5) op (x6 op x7))} on every node, in every
+ * algorithm that follows the pattern (recursive k-ing and the reduce-scatter of SRA bracket
+ * identically). The k-nomial reduce tree folds a parent's children in increasing position after
+ * the parent's own value.
+ *
+ * <h2>Header (48 bytes, this buffer order)</h2>
+ * <pre>
+ *   0 desc of the group's representative (position 0)   8 status code   16 descA   24 descB
+ *   32 representative's global rank   36 payload bytes   40 magic   44 call sequence (low 32 bits)
+ * </pre>
+ * Merge of a group's headers by position: the first non-zero code wins; else the first position
+ * whose desc differs from position 0's records {@code mismatch(rank0, desc0, rankJ, descJ)}; the
+ * representative stays position 0. Every member merges the same headers in the same order, so
+ * after the spine every node holds the same status; a status that is ok means every node called
+ * with the same descriptor (a group ok has all members equal to its representative, inductively).
+ */
+public final class Exchange {
+    public static final int HDR = 48;
+    static final int H_DESC = 0;
+    static final int H_STATUS = 8;
+    static final int H_RANK = 32;
+    static final int H_LEN = 36;
+    static final int H_MAGIC = 40;
+    static final int H_SEQ = 44;
+    static final int MAGIC = 0x53344A4B;
+
+    public static final int KIND_SPINE = 1;
+    public static final int KIND_DATA = 2;
+    public static final int KIND_ABORT = 3;
+    /** Largest radix the algorithms take. */
+    public static final int MAX_RADIX = 8;
+    /** Rounds are 6 bits of the tag. */
+    public static final int MAX_ROUND = 63;
+
+    static final int TRUNCATED = -2;
+
+    /** The tag of a message: see the class comment. */
+    public static long tag(int kind, long seq, int round, int frag) {
+        return ((long) kind << 44) | ((seq & 0xFFFFFFL) << 20) | ((long) (round & 0x3F) << 14) | (frag & 0x3FFF);
+    }
+
+    private final Transport tr;
+    private final Waiter waiter;
+    private final int[] globalRank;
+    private final int myRank;
+    private final int frag;
+    private final int slot;
+    private final int maxPeers;
+    /** Per peer slot of a group, two slots of {@link #slot} bytes: receive fragments / spine receive + staged send. */
+    private final ByteBuffer scratch;
+    /** This node's current header (its state for the call). */
+    private final ByteBuffer state;
+    private final Pending pending = new Pending();
+
+    private long seq;
+    private long myDesc;
+
+    // The group of the next round, by position.
+    private int g;
+    private int mp;
+    private final int[] peer = new int[MAX_RADIX];
+    private final boolean[] sendTo = new boolean[MAX_RADIX];
+    private final boolean[] recvFrom = new boolean[MAX_RADIX];
+    private final int[] sOff = new int[MAX_RADIX];
+    private final int[] sLen = new int[MAX_RADIX];
+    private final int[] rOff = new int[MAX_RADIX];
+    private final int[] rLen = new int[MAX_RADIX];
+    private final int[] sreq = new int[2 * MAX_RADIX];
+    private final int[] rreq = new int[2 * MAX_RADIX];
+    private final int[] rbytes = new int[MAX_RADIX];
+
+    /**
+     * @param fragBytes payload bytes per fragment, a multiple of 8 (the largest spine payload and
+     *        the unit of pipelining); the scratch is {@code 2 * (HDR + fragBytes)} per peer of a group
+     */
+    public Exchange(Transport tr, Waiter waiter, int maxRadix, int fragBytes) {
+        if (fragBytes < 64 || fragBytes % 8 != 0) {
+            throw new IllegalArgumentException("fragment bytes must be a multiple of 8 and >= 64: " + fragBytes);
+        }
+        this.tr = tr;
+        this.waiter = waiter;
+        int n = tr.peers();
+        this.globalRank = new int[n];
+        for (int p = 0; p < n; p++) {
+            globalRank[p] = tr.globalRank(p);
+        }
+        this.myRank = globalRank[tr.peer()];
+        this.frag = fragBytes;
+        this.slot = HDR + fragBytes;
+        this.maxPeers = Math.max(1, Math.min(Math.min(maxRadix, MAX_RADIX), n) - 1);
+        this.scratch = ByteBuffer.allocateDirect(2 * maxPeers * slot).order(ByteOrder.nativeOrder());
+        this.state = ByteBuffer.allocateDirect(HDR).order(ByteOrder.nativeOrder());
+    }
+
+    public int fragBytes() {
+        return frag;
+    }
+
+    /** Global rank of node {@code p}'s leader. */
+    public int globalRank(int p) {
+        return globalRank[p];
+    }
+
+    // ---------------------------------------------------------------- call state
+
+    /** Starts a call: this node's header holds {@code desc} and the status it arrived with. */
+    public void begin(long seq, long desc, CallStatus in) {
+        this.seq = seq;
+        this.myDesc = desc;
+        state.putLong(H_DESC, desc);
+        in.writeRaw(state, H_STATUS);
+        state.putInt(H_RANK, myRank);
+        state.putInt(H_LEN, 0);
+        state.putInt(H_MAGIC, MAGIC);
+        state.putInt(H_SEQ, (int) seq);
+    }
+
+    /** Whether the status merged so far is ok. */
+    public boolean ok() {
+        return state.getLong(H_STATUS) == 0;
+    }
+
+    /** Ends a call: {@code out} becomes the merged status. */
+    public void end(CallStatus out) {
+        out.readRaw(state, H_STATUS);
+    }
+
+    private void mismatch(int rankA, long descA, int rankB, long descB) {
+        if (ok()) {
+            state.putLong(H_STATUS, code(rankA, rankB));
+            state.putLong(H_STATUS + 8, descA);
+            state.putLong(H_STATUS + 16, descB);
+        }
+    }
+
+    private static long code(int rankA, int rankB) {
+        return ((long) (rankA + 1) << 32) | ((rankB + 1) & 0xFFFFFFFFL);
+    }
+
+    // ---------------------------------------------------------------- group of a round
+
+    /** Starts describing a round's group: {@code g} members, this node at position {@code mp}. */
+    public void group(int g, int mp) {
+        this.g = g;
+        this.mp = mp;
+        for (int i = 0; i < g; i++) {
+            sendTo[i] = false;
+            recvFrom[i] = false;
+        }
+    }
+
+    /** Position {@code pos} is node {@code p}. */
+    public void member(int pos, int p) {
+        peer[pos] = p;
+    }
+
+    /** Send elements {@code [off, off+len)} of the buffer to position {@code pos}. */
+    public void sendTo(int pos, int off, int len) {
+        sendTo[pos] = true;
+        sOff[pos] = off;
+        sLen[pos] = len;
+    }
+
+    /** Receive {@code len} elements from position {@code pos}, combined into (or copied to) elements {@code [off, off+len)}. */
+    public void recvFrom(int pos, int off, int len) {
+        recvFrom[pos] = true;
+        rOff[pos] = off;
+        rLen[pos] = len;
+    }
+
+    private int pi(int pos) {
+        return pos < mp ? pos : pos - 1;
+    }
+
+    private int slotOff(int pi, int s) {
+        return (2 * pi + s) * slot;
+    }
+
+    // ---------------------------------------------------------------- waiting
+
+    /** Polls one request; what the waiter spins, yields and parks on. */
+    private final class Pending implements Waiter.Condition {
+        int req;
+        int bytes;
+
+        @Override
+        public boolean done() {
+            int r;
+            try {
+                r = tr.test(req);
+            } catch (Transport.TruncatedException e) {
+                bytes = TRUNCATED;
+                return true;
+            }
+            if (r < 0) {
+                return false;
+            }
+            bytes = r;
+            return true;
+        }
+    }
+
+    private int await(int req, int node) {
+        pending.req = req;
+        waiter.await(pending, globalRank[node]);
+        return pending.bytes;
+    }
+
+    // ---------------------------------------------------------------- spine rounds
+
+    /**
+     * One spine round of the current group: every receive is a header plus at most a fragment,
+     * every send this node's header plus (while its status is ok) the elements named by
+     * {@link #sendTo}. Then either {@code take} (fold-out at an extra: adopt the one sender's
+     * header, copy its payload if ok) or merge the headers of all g positions and, if still ok,
+     * combine the received payloads into the receive region in position order.
+     */
+    public void spineRound(int round, ByteBuffer u, int uOff, DataType t, Op op, boolean take) {
+        final long tg = tag(KIND_SPINE, seq, round, 0);
+        final int size = t == null ? 0 : t.size;
+        final boolean okNow = ok();
+        for (int pos = 0; pos < g; pos++) {
+            if (pos != mp && recvFrom[pos]) {
+                rreq[pi(pos)] = tr.recv(peer[pos], tg, scratch, slotOff(pi(pos), 0), slot);
+            }
+        }
+        int stagedAt = -1;
+        int stagedOff = 0;
+        int stagedLen = 0;
+        for (int pos = 0; pos < g; pos++) {
+            if (pos == mp || !sendTo[pos]) {
+                continue;
+            }
+            int plen = okNow ? sLen[pos] : 0;
+            int at;
+            if (stagedAt >= 0 && stagedOff == sOff[pos] && stagedLen == plen) {
+                at = stagedAt;
+            } else {
+                at = slotOff(pi(pos), 1);
+                scratch.put(at, state, 0, HDR);
+                scratch.putInt(at + H_LEN, plen * size);
+                if (plen > 0) {
+                    scratch.put(at + HDR, u, uOff + sOff[pos] * size, plen * size);
+                }
+                stagedAt = at;
+                stagedOff = sOff[pos];
+                stagedLen = plen;
+            }
+            sreq[pi(pos)] = tr.send(peer[pos], tg, scratch, at, HDR + plen * size);
+        }
+        int any = -1;
+        for (int pos = 0; pos < g; pos++) {
+            if (pos != mp && recvFrom[pos]) {
+                int b = await(rreq[pi(pos)], peer[pos]);
+                rbytes[pi(pos)] = b;
+                sanitize(pos, b);
+                any = pos;
+            }
+        }
+        for (int pos = 0; pos < g; pos++) {
+            if (pos != mp && sendTo[pos]) {
+                await(sreq[pi(pos)], peer[pos]);
+            }
+        }
+        if (any < 0) {
+            return;
+        }
+        final int len = rLen[any];
+        if (take) {
+            int at = slotOff(pi(any), 0);
+            state.put(H_DESC, scratch, at + H_DESC, H_LEN - H_DESC); // desc, status, rank
+            if (ok() && len > 0) {
+                if (rbytes[pi(any)] == HDR + len * size) {
+                    u.put(uOff + rOff[any] * size, scratch, at + HDR, len * size);
+                } else {
+                    wrongLength(any);
+                }
+            }
+            return;
+        }
+        merge();
+        if (ok() && len > 0) {
+            for (int pos = 0; pos < g; pos++) {
+                if (pos != mp && rbytes[pi(pos)] != HDR + len * size) {
+                    wrongLength(pos); // cannot happen between nodes that agree on the call
+                }
+            }
+            if (ok()) {
+                combineOrdered(u, uOff + rOff[any] * size, len, t, op, 0, HDR);
+            }
+        }
+    }
+
+    /** A message that is not a header of this call (truncated, foreign) becomes a mismatch header from its sender. */
+    private void sanitize(int pos, int bytes) {
+        int at = slotOff(pi(pos), 0);
+        if (bytes >= HDR && scratch.getInt(at + H_MAGIC) == MAGIC && scratch.getInt(at + H_SEQ) == (int) seq) {
+            return;
+        }
+        int his = globalRank[peer[pos]];
+        scratch.putLong(at + H_DESC, 0);
+        scratch.putLong(at + H_STATUS, code(myRank, his));
+        scratch.putLong(at + H_STATUS + 8, myDesc);
+        scratch.putLong(at + H_STATUS + 16, 0);
+        scratch.putInt(at + H_RANK, his);
+        scratch.putInt(at + H_LEN, 0);
+    }
+
+    private void wrongLength(int pos) {
+        mismatch(myRank, myDesc, globalRank[peer[pos]], scratch.getLong(slotOff(pi(pos), 0) + H_DESC));
+    }
+
+    /** Merges the g headers of the group in position order into this node's header (class comment). */
+    private void merge() {
+        ByteBuffer rb = mp == 0 ? state : scratch;
+        int ro = mp == 0 ? 0 : slotOff(pi(0), 0);
+        final long repDesc = rb.getLong(ro + H_DESC);
+        final int repRank = rb.getInt(ro + H_RANK);
+        long c = 0;
+        long a = 0;
+        long b = 0;
+        for (int pos = 0; pos < g; pos++) {
+            ByteBuffer hb = pos == mp ? state : scratch;
+            int ho = pos == mp ? 0 : slotOff(pi(pos), 0);
+            long code = hb.getLong(ho + H_STATUS);
+            if (code != 0) {
+                c = code;
+                a = hb.getLong(ho + H_STATUS + 8);
+                b = hb.getLong(ho + H_STATUS + 16);
+                break;
+            }
+            long d = hb.getLong(ho + H_DESC);
+            if (pos > 0 && Desc.differs(repDesc, d)) {
+                c = code(repRank, hb.getInt(ho + H_RANK));
+                a = repDesc;
+                b = d;
+                break;
+            }
+        }
+        state.putLong(H_DESC, repDesc);
+        state.putInt(H_RANK, repRank);
+        state.putLong(H_STATUS, c);
+        state.putLong(H_STATUS + 8, a);
+        state.putLong(H_STATUS + 16, b);
+    }
+
+    // ---------------------------------------------------------------- data rounds
+
+    private static int frags(int len, int fe) {
+        return len <= 0 ? 0 : (len - 1) / fe + 1;
+    }
+
+    private static int fragLen(int len, int f, int fe) {
+        return Math.min(fe, len - f * fe);
+    }
+
+    /**
+     * One data round of the current group, pipelined by fragments (two in flight per peer). With
+     * {@code combine} every receive goes to scratch and fragment f of the receive region is reduced
+     * in position order once fragment f arrived from every member and this node's sends of
+     * fragment f completed (they may read the same region); without it receives land directly in
+     * the buffer at their offsets (the regions must not overlap the ones being sent).
+     */
+    public void dataRound(int round, ByteBuffer u, int uOff, DataType t, Op op, boolean combine) {
+        final int size = t.size;
+        final int fe = frag / size;
+        int nf = 0;
+        int cOff = 0;
+        int cLen = 0;
+        for (int pos = 0; pos < g; pos++) {
+            if (pos == mp) {
+                continue;
+            }
+            if (sendTo[pos]) {
+                nf = Math.max(nf, frags(sLen[pos], fe));
+            }
+            if (recvFrom[pos]) {
+                nf = Math.max(nf, frags(rLen[pos], fe));
+                cOff = rOff[pos];
+                cLen = rLen[pos];
+            }
+        }
+        for (int f = 0; f < Math.min(nf, 2); f++) {
+            post(round, f, u, uOff, size, fe, combine);
+        }
+        for (int f = 0; f < nf; f++) {
+            final int s = f & 1;
+            for (int pos = 0; pos < g; pos++) {
+                if (pos != mp && recvFrom[pos] && f < frags(rLen[pos], fe)) {
+                    int want = fragLen(rLen[pos], f, fe) * size;
+                    int got = await(rreq[2 * pi(pos) + s], peer[pos]);
+                    if (got != want) {
+                        throw new Sharp4jException("inter-node protocol error: rank " + globalRank[peer[pos]] + " sent "
+                                + (got == TRUNCATED ? "more than" : got + " bytes instead of") + " the " + want
+                                + " bytes of fragment " + f + " of round " + round + " to rank " + myRank);
+                    }
+                }
+            }
+            for (int pos = 0; pos < g; pos++) {
+                if (pos != mp && sendTo[pos] && f < frags(sLen[pos], fe)) {
+                    await(sreq[2 * pi(pos) + s], peer[pos]);
+                }
+            }
+            if (combine && f < frags(cLen, fe)) {
+                combineOrdered(u, uOff + (cOff + f * fe) * size, fragLen(cLen, f, fe), t, op, s, 0);
+            }
+            if (f + 2 < nf) {
+                post(round, f + 2, u, uOff, size, fe, combine);
+            }
+        }
+    }
+
+    private void post(int round, int f, ByteBuffer u, int uOff, int size, int fe, boolean combine) {
+        final long tg = tag(KIND_DATA, seq, round, f);
+        final int s = f & 1;
+        for (int pos = 0; pos < g; pos++) {
+            if (pos != mp && recvFrom[pos] && f < frags(rLen[pos], fe)) {
+                int bytes = fragLen(rLen[pos], f, fe) * size;
+                rreq[2 * pi(pos) + s] = combine ? tr.recv(peer[pos], tg, scratch, slotOff(pi(pos), s), bytes)
+                        : tr.recv(peer[pos], tg, u, uOff + (rOff[pos] + f * fe) * size, bytes);
+            }
+        }
+        for (int pos = 0; pos < g; pos++) {
+            if (pos != mp && sendTo[pos] && f < frags(sLen[pos], fe)) {
+                sreq[2 * pi(pos) + s] = tr.send(peer[pos], tg, u, uOff + (sOff[pos] + f * fe) * size,
+                        fragLen(sLen[pos], f, fe) * size);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- the ordered reduction
+
+    /**
+     * {@code u[at, at+cnt)} becomes {@code ((p0 op p1) op p2) ... op p(g-1)} by position, where
+     * this node's p_mp is {@code u} itself and the others are in their scratch slot {@code s} at
+     * {@code in} bytes into the slot. Positions that sent nothing in this round do not occur: in
+     * a combining round every other member sends.
+     */
+    private void combineOrdered(ByteBuffer u, int at, int cnt, DataType t, Op op, int s, int in) {
+        if (mp == 0) {
+            for (int pos = 1; pos < g; pos++) {
+                Reductions.combine(t, op, u, at, scratch, slotOff(pi(pos), s) + in, cnt);
+            }
+            return;
+        }
+        final int acc = slotOff(pi(0), s) + in;
+        for (int pos = 1; pos < g; pos++) {
+            ByteBuffer xb = pos == mp ? u : scratch;
+            int xo = pos == mp ? at : slotOff(pi(pos), s) + in;
+            if (pos == g - 1) {
+                Reductions.combine(t, op, u, at, scratch, acc, xb, xo, cnt);
+            } else {
+                Reductions.combine(t, op, scratch, acc, scratch, acc, xb, xo, cnt);
+            }
+        }
+    }
+}

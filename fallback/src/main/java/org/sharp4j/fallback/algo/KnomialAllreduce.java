@@ -1,0 +1,117 @@
+package org.sharp4j.fallback.algo;
+
+import java.nio.ByteBuffer;
+import org.sharp4j.DataType;
+import org.sharp4j.Op;
+
+/**
+ * Allreduce by recursive k-ing over a {@link KnomialPattern}, radix 2..8, any team size:
+ *
+ * <ol>
+ *   <li>fold-in (round 0): each EXTRA sends its vector to its PROXY, which computes
+ *       {@code proxy op extra};</li>
+ *   <li>iterations i = 0..L-1 (round 1+i): every base rank sends its whole current vector to the
+ *       other g-1 members of its group and receives theirs, then every member computes the same
+ *       {@code ((p0 op p1) op ...) op p(g-1)} by group position (see {@link Exchange}); the last
+ *       iteration is partial (g = n_full) when n is not n_full times a power of k;</li>
+ *   <li>fold-out (round L+1): each PROXY sends the result to its EXTRA.</li>
+ * </ol>
+ * L = ceil(log_k(n - n_extra)) rounds of (k-1) full-vector messages per rank, plus one before and
+ * one after for the extras: the latency-optimal choice for small vectors (UCC's default below
+ * 4 KiB, radix 4).
+ *
+ * <p>{@link #runMerged} is the form for vectors of at most one fragment: it runs on spine rounds,
+ * so its headers also compare the call descriptors and merge the status (this is how the smallest,
+ * most latency-bound calls pay nothing extra for argument checking). {@link #run} is the pipelined
+ * form on data rounds for any size, run after a spine that ended ok; the two bracket identically.
+ * No allocation per call.
+ */
+public final class KnomialAllreduce {
+    private final Exchange x;
+
+    public KnomialAllreduce(Exchange x) {
+        this.x = x;
+    }
+
+    /** Spine form: {@code count * t.size <= x.fragBytes()}; {@code t} may be null with count 0 (a barrier). */
+    public void runMerged(KnomialPattern p, ByteBuffer u, int off, int count, DataType t, Op op) {
+        final int last = p.iterations + 1;
+        if (p.role == KnomialPattern.EXTRA) {
+            x.group(2, 1);
+            x.member(0, p.partner);
+            x.sendTo(0, 0, count);
+            x.spineRound(0, u, off, t, op, false);
+            x.group(2, 1);
+            x.member(0, p.partner);
+            x.recvFrom(0, 0, count);
+            x.spineRound(last, u, off, t, op, true);
+            return;
+        }
+        if (p.role == KnomialPattern.PROXY) {
+            x.group(2, 0);
+            x.member(1, p.partner);
+            x.recvFrom(1, 0, count);
+            x.spineRound(0, u, off, t, op, false);
+        }
+        for (int i = 0; i < p.iterations; i++) {
+            int g = p.groupSize(i);
+            int mp = p.position(i);
+            x.group(g, mp);
+            for (int pos = 0; pos < g; pos++) {
+                if (pos != mp) {
+                    x.member(pos, p.peer(i, pos));
+                    x.sendTo(pos, 0, count);
+                    x.recvFrom(pos, 0, count);
+                }
+            }
+            x.spineRound(1 + i, u, off, t, op, false);
+        }
+        if (p.role == KnomialPattern.PROXY) {
+            x.group(2, 0);
+            x.member(1, p.partner);
+            x.sendTo(1, 0, count);
+            x.spineRound(last, u, off, t, op, false);
+        }
+    }
+
+    /** Data form, any count, pipelined by fragments; only after a spine that ended ok. */
+    public void run(KnomialPattern p, ByteBuffer u, int off, int count, DataType t, Op op) {
+        final int last = p.iterations + 1;
+        if (p.role == KnomialPattern.EXTRA) {
+            x.group(2, 1);
+            x.member(0, p.partner);
+            x.sendTo(0, 0, count);
+            x.dataRound(0, u, off, t, op, false);
+            x.group(2, 1);
+            x.member(0, p.partner);
+            x.recvFrom(0, 0, count);
+            x.dataRound(last, u, off, t, op, false);
+            return;
+        }
+        if (p.role == KnomialPattern.PROXY) {
+            x.group(2, 0);
+            x.member(1, p.partner);
+            x.recvFrom(1, 0, count);
+            x.dataRound(0, u, off, t, op, true);
+        }
+        for (int i = 0; i < p.iterations; i++) {
+            int g = p.groupSize(i);
+            int mp = p.position(i);
+            x.group(g, mp);
+            for (int pos = 0; pos < g; pos++) {
+                if (pos != mp) {
+                    x.member(pos, p.peer(i, pos));
+                    x.sendTo(pos, 0, count);
+                    x.recvFrom(pos, 0, count);
+                }
+            }
+            x.dataRound(1 + i, u, off, t, op, true);
+        }
+        if (p.role == KnomialPattern.PROXY) {
+            x.group(2, 0);
+            x.member(1, p.partner);
+            x.sendTo(1, 0, count);
+            x.dataRound(last, u, off, t, op, false);
+        }
+    }
+}

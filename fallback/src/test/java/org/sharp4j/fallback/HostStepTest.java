@@ -1,0 +1,399 @@
+package org.sharp4j.fallback;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.concurrent.CountDownLatch;
+import org.junit.jupiter.api.Test;
+import org.sharp4j.DataType;
+import org.sharp4j.Op;
+import org.sharp4j.PeerFailureException;
+import org.sharp4j.Sharp4jException;
+import org.sharp4j.coll.CallStatus;
+import org.sharp4j.coll.Desc;
+import org.sharp4j.tuning.Collective;
+import org.sharp4j.tuning.CompiledTable;
+
+/** HostStep: the table's choice, argument mismatches between nodes, truncation, dead peers, aborts, allocation. */
+class HostStepTest {
+    static final long LONG_TIMEOUT = 20_000_000_000L;
+
+    static long ar(DataType t, Op op, int count) {
+        return Desc.make(Collective.ALLREDUCE, t, op, 0, count);
+    }
+
+    static long red(DataType t, Op op, int count, int root) {
+        return Desc.make(Collective.REDUCE, t, op, root, count);
+    }
+
+    static final long BARRIER = Desc.make(Collective.BARRIER, DataType.INT, Op.SUM, 0, 0);
+
+    static ByteBuffer buf(int bytes) {
+        return ByteBuffer.allocateDirect(Math.max(8, bytes)).order(ByteOrder.nativeOrder());
+    }
+
+    /** Runs an allreduce of DOUBLE SUM with checked inputs; returns the status. */
+    static CallStatus checkedAllreduce(HostStep s, int n, int node, int count, long seed) {
+        ByteBuffer b = buf(count * 8);
+        Inputs.fill(b, 0, DataType.DOUBLE, Op.SUM, seed, node, count);
+        CallStatus st = new CallStatus();
+        s.allreduce(b, 0, count, DataType.DOUBLE, Op.SUM, ar(DataType.DOUBLE, Op.SUM, count), st);
+        assertTrue(st.ok(), () -> st.toException().getMessage());
+        assertNull(Inputs.check(b, 0, DataType.DOUBLE, Op.SUM, seed, n, count), "node " + node);
+        return st;
+    }
+
+    /** Messages and bytes one node sends for a call tell which algorithm and radix ran. */
+    @Test
+    void theTableChoosesAlgorithmAndRadix() {
+        final int n = 4;
+        final int frag = 1024;
+        CompiledTable table = Team.table("allreduce:0-4k:knomial:radix=4#allreduce:4k-inf:sra:radix=2"
+                + "#reduce:0-inf:knomial:radix=4#barrier:0-inf:knomial:radix=8", n);
+        CompiledTable builtIn = Team.table(null, n); // SHARP below 2 KiB from 4 nodes: the host path runs k-nomial radix 4
+        MemTransport.Mesh mesh = MemTransport.Mesh.of(n);
+        MemTransport.Mesh mesh2 = MemTransport.Mesh.of(n);
+        long[][] sent = new long[n][];
+        Team.runOk(n, 60_000, node -> {
+            MemTransport t = mesh.end(node);
+            long[] s = new long[12];
+            try (HostStep step = new HostStep(t, table, Team.waiter(LONG_TIMEOUT, null, node), "t", frag)) {
+                assertEquals(4, step.spineRadix());
+                long m0 = t.sends;
+                long b0 = t.bytesSent;
+                checkedAllreduce(step, n, node, 128, 1); // 1 KiB: merged recursive 4-ing, one round of 3 messages
+                s[0] = t.sends - m0;
+                s[1] = t.bytesSent - b0;
+                m0 = t.sends;
+                b0 = t.bytesSent;
+                checkedAllreduce(step, n, node, 1024, 2); // 8 KiB: spine (radix 4) then SRA radix 2, 8 fragments per 8 KiB
+                s[2] = t.sends - m0;
+                s[3] = t.bytesSent - b0;
+                m0 = t.sends;
+                b0 = t.bytesSent;
+                CallStatus st = new CallStatus();
+                step.barrier(BARRIER, st); // the spine: radix 4, not the table's 8
+                s[4] = t.sends - m0;
+                s[5] = t.bytesSent - b0;
+                m0 = t.sends;
+                b0 = t.bytesSent;
+                ByteBuffer b = buf(8 * 1024);
+                Inputs.fill(b, 0, DataType.DOUBLE, Op.SUM, 3, node, 1024);
+                step.reduce(b, 0, 1024, DataType.DOUBLE, Op.SUM, 2, red(DataType.DOUBLE, Op.SUM, 1024, 2), st);
+                assertTrue(st.ok());
+                if (node == 2) {
+                    assertNull(Inputs.check(b, 0, DataType.DOUBLE, Op.SUM, 3, n, 1024));
+                }
+                s[6] = t.sends - m0;
+                s[7] = t.bytesSent - b0;
+            }
+            MemTransport t2 = mesh2.end(node);
+            try (HostStep step = new HostStep(t2, builtIn, Team.waiter(LONG_TIMEOUT, null, node), "t", frag)) {
+                long m0 = t2.sends;
+                long b0 = t2.bytesSent;
+                checkedAllreduce(step, n, node, 100, 4);
+                s[8] = t2.sends - m0;
+                s[9] = t2.bytesSent - b0;
+            }
+            sent[node] = s;
+        });
+        final int h = 48;
+        for (int node = 0; node < n; node++) {
+            long[] s = sent[node];
+            assertEquals(3, s[0], "1 KiB allreduce: one round to 3 peers");
+            assertEquals(3 * (h + 1024), s[1]);
+            // 8 KiB SRA radix 2 on 4 nodes: reduce-scatter 4 KiB + 2 KiB, allgather 2 KiB + 4 KiB, in 1 KiB fragments
+            assertEquals(3 + 12, s[2], "spine then SRA radix 2");
+            assertEquals(3 * h + 12 * 1024, s[3]);
+            assertEquals(3, s[4]);
+            assertEquals(3 * h, s[5]);
+            // reduce of 8 KiB (above one fragment): spine, then the radix-4 tree to node 2: every other node sends 8 fragments
+            assertEquals(node == 2 ? 3 : 3 + 8, s[6], "node " + node);
+            assertEquals(3 * h + (node == 2 ? 0 : 8 * 1024), s[7]);
+            assertEquals(3, s[8], "SHARP's range on the host path: merged k-nomial radix 4");
+            assertEquals(3 * (h + 800), s[9]);
+        }
+    }
+
+    /** Node {@code odd} calls something else than the others; every node must end with the same mismatch. */
+    interface Call {
+        void run(HostStep s, int node, CallStatus st);
+    }
+
+    static Call allreduceOf(DataType t, Op op, int count) {
+        return (s, node, st) -> s.allreduce(buf(count * t.size), 0, count, t, op, ar(t, op, count), st);
+    }
+
+    static Call reduceOf(DataType t, Op op, int count, int root) {
+        return (s, node, st) -> s.reduce(buf(count * t.size), 0, count, t, op, root, red(t, op, count, root), st);
+    }
+
+    static final Call BARRIER_CALL = (s, node, st) -> s.barrier(BARRIER, st);
+
+    @Test
+    void mismatchesAreDetectedOnEveryNodeWithoutHangAndTheStepStaysUsable() {
+        Call dsum10 = allreduceOf(DataType.DOUBLE, Op.SUM, 10);
+        // spine radix 4 on 6 nodes: nodes 0 and 2 are proxies of the extras 1 and 3
+        mismatches("allreduce:0-1k:knomial:radix=4#allreduce:1k-inf:sra:radix=2#reduce:0-inf:knomial:radix=3", 1024,
+                new Object[][] {
+            // odd node, its call, everyone else's call
+            {3, allreduceOf(DataType.DOUBLE, Op.MAX, 10), dsum10, "another op"},
+            {5, BARRIER_CALL, dsum10, "barrier against allreduce"},
+            {1, allreduceOf(DataType.DOUBLE, Op.SUM, 200), dsum10, "an extra with a count on the SRA data path"},
+            {4, allreduceOf(DataType.DOUBLE, Op.SUM, 5000), dsum10, "pipelined (above a fragment) against merged"},
+            {0, reduceOf(DataType.LONG, Op.SUM, 300, 2), reduceOf(DataType.LONG, Op.SUM, 300, 4), "another root of the tree"},
+            {4, allreduceOf(DataType.INT, Op.SUM, 10), reduceOf(DataType.INT, Op.SUM, 10, 0), "allreduce against reduce"},
+            {2, allreduceOf(DataType.FLOAT, Op.SUM, 10), dsum10, "another type"},
+            {1, allreduceOf(DataType.DOUBLE, Op.PROD, 0), allreduceOf(DataType.DOUBLE, Op.SUM, 0), "zero count, another op"},
+            {5, allreduceOf(DataType.INT, Op.SUM, 600), allreduceOf(DataType.INT, Op.SUM, 601), "data path, one element more"},
+        });
+        // both algorithms on the spine radix: merged SRA meets merged recursive k-ing
+        mismatches("allreduce:0-1k:knomial:radix=4#allreduce:1k-inf:sra:radix=4", 4096, new Object[][] {
+            {1, allreduceOf(DataType.DOUBLE, Op.SUM, 200), dsum10, "merged SRA against merged k-nomial"},
+            {4, allreduceOf(DataType.DOUBLE, Op.SUM, 300), allreduceOf(DataType.DOUBLE, Op.SUM, 301), "merged SRA, other counts"},
+            {0, allreduceOf(DataType.DOUBLE, Op.SUM, 1000), allreduceOf(DataType.DOUBLE, Op.SUM, 200), "SRA data path against merged"},
+        });
+    }
+
+    private static void mismatches(String rules, int frag, Object[][] scenarios) {
+        final int n = 6;
+        CompiledTable table = Team.table(rules, n);
+        MemTransport.Mesh mesh = MemTransport.Mesh.of(n);
+        String[][] messages = new String[scenarios.length][n];
+        Team.runOk(n, 60_000, node -> {
+            try (HostStep step = new HostStep(mesh.end(node), table, Team.waiter(LONG_TIMEOUT, null, node), "t", frag)) {
+                for (int sc = 0; sc < scenarios.length; sc++) {
+                    Call c = (Call) scenarios[sc][node == (int) scenarios[sc][0] ? 1 : 2];
+                    CallStatus st = new CallStatus();
+                    c.run(step, node, st);
+                    assertFalse(st.ok(), scenarios[sc][3] + ": node " + node + " missed the mismatch");
+                    messages[sc][node] = st.toException().getMessage();
+                    // usable afterwards: a matching call is correct
+                    checkedAllreduce(step, n, node, 10 + 300 * (sc % 3), sc);
+                }
+                assertEquals(n - 1, mesh.end(node).inUse(), "a mismatch leaves no request behind");
+            }
+        });
+        for (int sc = 0; sc < scenarios.length; sc++) {
+            int odd = (int) scenarios[sc][0];
+            for (int node = 1; node < n; node++) {
+                assertEquals(messages[sc][0], messages[sc][node], scenarios[sc][3] + ": every node reports the same pair");
+            }
+            assertTrue(messages[sc][0].contains("rank " + mesh.globalRanks[odd] + " "), scenarios[sc][3] + ": " + messages[sc][0]);
+        }
+    }
+
+    /** A status that arrives not ok (a mismatch inside a node) reaches every node. */
+    @Test
+    void anIncomingMismatchReachesEveryNode() {
+        final int n = 5;
+        MemTransport.Mesh mesh = MemTransport.Mesh.of(n);
+        String[] msgs = new String[n];
+        Team.runOk(n, 60_000, node -> {
+            try (HostStep step = new HostStep(mesh.end(node), Team.table(null, n), Team.waiter(LONG_TIMEOUT, null, node), "t")) {
+                CallStatus st = new CallStatus();
+                if (node == 3) {
+                    st.mismatch(100, ar(DataType.INT, Op.SUM, 1), 101, ar(DataType.INT, Op.MAX, 1));
+                }
+                step.allreduce(buf(4), 0, 1, DataType.INT, Op.SUM, ar(DataType.INT, Op.SUM, 1), st);
+                msgs[node] = st.ok() ? "ok" : st.toException().getMessage();
+                checkedAllreduce(step, n, node, 7, 9);
+            }
+        });
+        for (int node = 0; node < n; node++) {
+            assertTrue(msgs[node].contains("rank 100 ") && msgs[node].contains("rank 101 "), msgs[node]);
+        }
+    }
+
+    /**
+     * A peer sending more than the posted receive: the receiver records a mismatch naming it, the
+     * call ends (no hang), and the next call works on both nodes.
+     */
+    @Test
+    void aTruncatedReceiveIsAMismatchAndTheProtocolStaysAligned() {
+        final int n = 2;
+        MemTransport.Mesh mesh = MemTransport.Mesh.of(n);
+        CompiledTable table = Team.table(null, n);
+        String[] msg = new String[n];
+        Team.runOk(n, 60_000, node -> {
+            try (HostStep step = new HostStep(mesh.end(node), table, Team.waiter(LONG_TIMEOUT, null, node), "t", 256)) {
+                checkedAllreduce(step, n, node, 5, 1);
+                if (node == 1) {
+                    mesh.end(1).oversizeSend(1, 1000); // its next message is 1000 bytes longer than any receive
+                }
+                CallStatus st = new CallStatus();
+                step.allreduce(buf(40), 0, 5, DataType.DOUBLE, Op.SUM, ar(DataType.DOUBLE, Op.SUM, 5), st);
+                msg[node] = st.ok() ? "ok" : st.toException().getMessage();
+                checkedAllreduce(step, n, node, 5, 2);
+                checkedAllreduce(step, n, node, 100, 3);
+            }
+        });
+        assertTrue(msg[0].contains("rank " + mesh.globalRanks[1] + " "), msg[0]);
+    }
+
+    @Test
+    void aDeadPeerFailsEveryNodeNamingItsGlobalRankQuickly() {
+        for (int when = 0; when < 2; when++) {
+            final int n = 5;
+            final int dead = 2;
+            final int deadWhen = when;
+            MemTransport.Mesh mesh = MemTransport.Mesh.of(n);
+            HostStep[] steps = new HostStep[n];
+            CountDownLatch firstDone = new CountDownLatch(n);
+            long[] took = new long[n];
+            Throwable[] errors = Team.run(n, 30_000, node -> {
+                try (HostStep step = new HostStep(mesh.end(node), Team.table(null, n), Team.waiter(LONG_TIMEOUT, steps, node), "t")) {
+                    steps[node] = step;
+                    if (deadWhen == 1) {
+                        checkedAllreduce(step, n, node, 10, 1); // everyone completes one call first
+                    }
+                    firstDone.countDown();
+                    firstDone.await();
+                    if (node == dead) {
+                        mesh.kill(dead);
+                        return;
+                    }
+                    long t0 = System.nanoTime();
+                    try {
+                        checkedAllreduce(step, n, node, 3000, 2);
+                    } finally {
+                        took[node] = System.nanoTime() - t0;
+                    }
+                }
+            });
+            for (int node = 0; node < n; node++) {
+                if (node == dead) {
+                    continue;
+                }
+                Throwable e = errors[node];
+                assertTrue(e instanceof PeerFailureException, "node " + node + ": " + e);
+                int[] blamed = ((PeerFailureException) e).ranks();
+                assertTrue(Arrays.stream(blamed).anyMatch(r -> r == mesh.globalRanks[dead]),
+                        "node " + node + " blames " + Arrays.toString(blamed) + ": " + e.getMessage());
+                assertTrue(took[node] < 5_000_000_000L, "node " + node + " took " + took[node] / 1e6 + " ms (the timeout is 20 s)");
+            }
+        }
+    }
+
+    @Test
+    void afterAFailureTheStepRefusesCalls() {
+        final int n = 3;
+        MemTransport.Mesh mesh = MemTransport.Mesh.of(n);
+        mesh.kill(1);
+        HostStep step = new HostStep(mesh.end(0), Team.table(null, n), Team.waiter(LONG_TIMEOUT, null, 0), "t");
+        CallStatus st = new CallStatus();
+        assertThrows(PeerFailureException.class, () -> step.barrier(BARRIER, st));
+        Sharp4jException e = assertThrows(Sharp4jException.class, () -> step.barrier(BARRIER, st));
+        assertTrue(e.getMessage().contains("unusable"), e.getMessage());
+        step.close();
+    }
+
+    @Test
+    void abortReachesTheOtherLeadersAndTheirAbortWord() {
+        final int n = 4;
+        final int giver = 3;
+        final int blamedNode = 1;
+        MemTransport.Mesh mesh = MemTransport.Mesh.of(n);
+        HostStep[] steps = new HostStep[n];
+        long[] words = new long[n];
+        long[] took = new long[n];
+        Throwable[] errors = Team.run(n, 30_000, node -> {
+            try (HostStep step = new HostStep(mesh.end(node), Team.table(null, n), Team.waiter(LONG_TIMEOUT, steps, node), "t")) {
+                steps[node] = step;
+                if (node == giver) {
+                    Thread.sleep(100);
+                    step.abort(mesh.globalRanks[giver], mesh.globalRanks[blamedNode]);
+                    assertEquals(0, step.abortWord(), "its own abort is not reported to itself");
+                    return;
+                }
+                long t0 = System.nanoTime();
+                try {
+                    step.barrier(BARRIER, new CallStatus());
+                } finally {
+                    took[node] = System.nanoTime() - t0;
+                    words[node] = step.abortWord();
+                }
+            }
+        });
+        long want = ((long) (mesh.globalRanks[blamedNode] + 1) << 32) | (mesh.globalRanks[giver] + 1);
+        for (int node = 0; node < n; node++) {
+            if (node == giver) {
+                assertNull(errors[node]);
+                continue;
+            }
+            assertTrue(errors[node] instanceof PeerFailureException, "node " + node + ": " + errors[node]);
+            assertEquals(want, words[node], "node " + node);
+            assertTrue(took[node] < 5_000_000_000L);
+        }
+    }
+
+    @Test
+    void oneNodeIsANoOp() {
+        MemTransport.Mesh mesh = MemTransport.Mesh.of(1);
+        try (HostStep step = new HostStep(mesh.end(0), Team.table(null, 1), Team.waiter(LONG_TIMEOUT, null, 0), "t")) {
+            ByteBuffer b = buf(8);
+            b.putDouble(0, 3.5);
+            CallStatus st = new CallStatus();
+            step.allreduce(b, 0, 1, DataType.DOUBLE, Op.SUM, ar(DataType.DOUBLE, Op.SUM, 1), st);
+            step.reduce(b, 0, 1, DataType.DOUBLE, Op.SUM, 0, red(DataType.DOUBLE, Op.SUM, 1, 0), st);
+            step.barrier(BARRIER, st);
+            assertTrue(st.ok());
+            assertEquals(3.5, b.getDouble(0));
+            assertEquals(0, mesh.end(0).sends);
+        }
+    }
+
+    /**
+     * A warm step allocates nothing per call (nor does MemTransport): 10,000 calls per node over
+     * every path (merged k-nomial, spine + SRA data rounds, spine + reduce tree, barrier).
+     */
+    @Test
+    void noAllocationPerCallOnAWarmStep() {
+        final int n = 4;
+        final int frag = 1024;
+        CompiledTable table = Team.table("allreduce:0-1k:knomial:radix=4#allreduce:1k-inf:sra:radix=2"
+                + "#reduce:0-inf:knomial:radix=3", n);
+        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        MemTransport.Mesh mesh = MemTransport.Mesh.of(n);
+        long[] allocated = new long[n];
+        Team.runOk(n, 120_000, node -> {
+            try (HostStep step = new HostStep(mesh.end(node), table, Team.waiter(LONG_TIMEOUT, null, node), "t", frag)) {
+                ByteBuffer b = buf(8 * 400);
+                CallStatus st = new CallStatus();
+                long d1 = ar(DataType.DOUBLE, Op.SUM, 10);
+                long d2 = ar(DataType.DOUBLE, Op.SUM, 400);
+                long[] dr = new long[n];
+                for (int r = 0; r < n; r++) {
+                    dr[r] = red(DataType.INT, Op.MAX, 700, r);
+                }
+                for (int round = 0; round < 2; round++) {
+                    long before = mx.getCurrentThreadAllocatedBytes();
+                    int calls = round == 0 ? 3000 : 10_000;
+                    for (int i = 0; i < calls; i++) {
+                        st.reset();
+                        switch (i & 3) {
+                            case 0: step.allreduce(b, 0, 10, DataType.DOUBLE, Op.SUM, d1, st); break;
+                            case 1: step.allreduce(b, 0, 400, DataType.DOUBLE, Op.SUM, d2, st); break;
+                            case 2: step.reduce(b, 0, 700, DataType.INT, Op.MAX, (i >> 2) % n, dr[(i >> 2) % n], st); break;
+                            default: step.barrier(BARRIER, st); break;
+                        }
+                        if (!st.ok()) {
+                            throw st.toException();
+                        }
+                    }
+                    allocated[node] = mx.getCurrentThreadAllocatedBytes() - before;
+                }
+            }
+        });
+        for (int node = 0; node < n; node++) {
+            assertTrue(allocated[node] < 2048, "node " + node + " allocated " + allocated[node] + " bytes in 10,000 warm calls");
+        }
+    }
+}
