@@ -578,16 +578,24 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
 
     private void interNode(Collective kind, java.nio.ByteBuffer b, int off, int count, DataType t, Op op, int root, long desc) {
         desc &= ~Desc.SHARED; // where this rank's input lay is a local matter
-        switch (kind) {
-            case ALLREDUCE:
-                inter.allreduce(b, off, count, t, op, desc, st);
-                break;
-            case REDUCE:
-                inter.reduce(b, off, count, t, op, topo.nodeOf(root), desc, st);
-                break;
-            default:
-                inter.barrier(desc, st);
-                break;
+        try {
+            switch (kind) {
+                case ALLREDUCE:
+                    inter.allreduce(b, off, count, t, op, desc, st);
+                    break;
+                case REDUCE:
+                    inter.reduce(b, off, count, t, op, topo.nodeOf(root), desc, st);
+                    break;
+                default:
+                    inter.barrier(desc, st);
+                    break;
+            }
+        } catch (PeerFailureException e) {
+            // Failed between nodes (a leader died, the network broke): tell this node's ranks now,
+            // blaming the same rank, rather than leaving them to wait for the release until their timeout.
+            int[] blamed = e.ranks();
+            giveUp(blamed.length > 0 ? blamed[0] : -1);
+            throw e;
         }
     }
 
