@@ -12,7 +12,8 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 
 /**
- * The embedded launcher's side of the rendezvous: accepts one loopback connection per rank, then
+ * The embedded launcher's side of the rendezvous: accepts one connection per rank (on loopback
+ * unless given another address, e.g. a bridge that network-namespace "hosts" reach), then
  * serves allgather rounds (each round: one message from every rank, the concatenation to all)
  * until the ranks disconnect. A rank that disconnects mid-job makes the next round fail on every
  * other rank with its rank number instead of hanging them.
@@ -26,9 +27,14 @@ public final class RendezvousServer implements AutoCloseable {
     private volatile Throwable failure;
 
     public RendezvousServer(int size) throws IOException {
+        this(size, InetAddress.getLoopbackAddress());
+    }
+
+    /** Listens on {@code bind} (any free port). */
+    public RendezvousServer(int size, InetAddress bind) throws IOException {
         this.size = size;
         this.server = new ServerSocket();
-        server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        server.bind(new InetSocketAddress(bind, 0));
         this.thread = new Thread(this::serve, "sharp4j-rendezvous");
         thread.setDaemon(true);
     }

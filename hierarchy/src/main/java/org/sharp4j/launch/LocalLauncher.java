@@ -28,6 +28,12 @@ import picocli.CommandLine.Parameters;
  * {@code --grace} seconds to report their own error (a peer-failure, typically) before they are
  * killed; the exit code is the first non-zero one. The job's shared-memory files are removed at
  * the end whatever happened (a rank killed with -9 cannot do it itself).
+ *
+ * <p>Ranks on "hosts" of their own on this machine (network namespaces, {@code .ci/netns-rig.sh}):
+ * {@code --bind ADDR} makes the rendezvous listen on an address they reach instead of loopback,
+ * and {@code --rank-prefix CMD} runs each rank as {@code CMD java ...}, with {@code {rank}} and
+ * {@code {size}} in CMD replaced (split at spaces, no quoting), e.g.
+ * {@code --rank-prefix '.ci/netns-rig.sh exec {rank} {size}'}.
  */
 @Command(name = "sharp4j-run", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Run N ranks of a sharp4j program on this machine.")
@@ -50,6 +56,12 @@ public final class LocalLauncher implements Callable<Integer> {
 
     @Option(names = "--grace", defaultValue = "60", description = "seconds the other ranks get after one fails (default ${DEFAULT-VALUE})")
     int graceSeconds;
+
+    @Option(names = "--bind", description = "address the rendezvous listens on (default: loopback)")
+    String bind;
+
+    @Option(names = "--rank-prefix", description = "command put before each rank's java command; {rank} and {size} are replaced")
+    String rankPrefix;
 
     @Option(names = "--shm-dir", defaultValue = "/dev/shm", description = "where the job's segment files live")
     Path shmDir;
@@ -116,10 +128,19 @@ public final class LocalLauncher implements Callable<Integer> {
             removeJobFiles(jobId);
         }, "sharp4j-run-cleanup");
         Runtime.getRuntime().addShutdownHook(cleanup);
-        try (RendezvousServer server = new RendezvousServer(np)) {
+        try (RendezvousServer server = bind == null ? new RendezvousServer(np)
+                : new RendezvousServer(np, java.net.InetAddress.getByName(bind))) {
             server.start();
             for (int r = 0; r < np; r++) {
-                ProcessBuilder pb = new ProcessBuilder(base).inheritIO();
+                List<String> cmd = base;
+                if (rankPrefix != null && !rankPrefix.isBlank()) {
+                    cmd = new ArrayList<>();
+                    for (String w : rankPrefix.trim().split("\\s+")) {
+                        cmd.add(w.replace("{rank}", Integer.toString(r)).replace("{size}", Integer.toString(np)));
+                    }
+                    cmd.addAll(base);
+                }
+                ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
                 Map<String, String> env = pb.environment();
                 env.put(RendezvousBootstrap.ENV_RANK, Integer.toString(r));
                 env.put(RendezvousBootstrap.ENV_SIZE, Integer.toString(np));

@@ -1,0 +1,68 @@
+package org.sharp4j.fallback.ucx;
+
+import java.util.Map;
+import org.sharp4j.fallback.HostStep;
+import org.sharp4j.spi.InterNodeContext;
+import org.sharp4j.spi.InterNodeProvider;
+import org.sharp4j.spi.InterNodeStep;
+import org.sharp4j.tuning.CompiledTable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The UCX host path for phase 3 (registered in
+ * {@code META-INF/services/org.sharp4j.spi.InterNodeProvider}): the k-nomial algorithms of
+ * {@link HostStep} over a {@link UcxTransport} among the node leaders.
+ *
+ * <p>Priority 10: used between real hosts; on one host the shared-memory path (100) wins unless
+ * {@code sharp4j.internode=ucx} forces this one. Unavailable (and the reason logged by the
+ * engine) where jucx or UCX's native libraries do not load. UCX settings: {@code
+ * sharp4j.ucx.tls} and {@code sharp4j.ucx.net.devices}, or UCX's own {@code UCX_*} variables
+ * (see {@link UcxTransport}).
+ */
+public final class UcxProvider implements InterNodeProvider {
+    private static final Logger LOG = LoggerFactory.getLogger(UcxProvider.class);
+
+    @Override
+    public String name() {
+        return "UCX k-nomial";
+    }
+
+    @Override
+    public String id() {
+        return "ucx";
+    }
+
+    @Override
+    public int priority() {
+        return 10;
+    }
+
+    @Override
+    public String unavailableReason(InterNodeContext ctx) {
+        return UcxTransport.loadError();
+    }
+
+    /** Collective: the transport among the node leaders (every rank takes part in its two exchanges). */
+    @Override
+    public InterNodeStep create(InterNodeContext ctx, InterNodeStep hostPath) {
+        Map<String, String> ucx = UcxTransport.configFromProperties(System.getProperties());
+        long timeout = ctx.waiter().policy().timeoutNanos;
+        UcxTransport t = UcxTransport.connect(ctx.bootstrap(), ctx.nodeLeaders(), ucx, timeout);
+        if (t == null) {
+            return null;
+        }
+        try {
+            CompiledTable table = ctx.config().tuningTable().compile(ctx.topology().nodeCount(), ctx.topology().maxRanksPerNode());
+            if (ctx.rank() == 0) {
+                String lib = UcxTransport.libucpPath();
+                LOG.info("sharp4j: UCX k-nomial between {} node leaders, {}; libucp {} (UCX_LOG_LEVEL=info shows the"
+                        + " lanes UCX picked)", t.peers(), UcxTransport.describeConfig(ucx), lib != null ? lib : "(path unknown)");
+            }
+            return new HostStep(t, table, ctx.waiter(), name());
+        } catch (RuntimeException | Error e) {
+            t.close();
+            throw e;
+        }
+    }
+}

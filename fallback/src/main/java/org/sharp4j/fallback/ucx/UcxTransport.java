@@ -1,0 +1,747 @@
+package org.sharp4j.fallback.ucx;
+
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.concurrent.locks.LockSupport;
+import org.openucx.jucx.UcxException;
+import org.openucx.jucx.UcxUtils;
+import org.openucx.jucx.ucp.UcpContext;
+import org.openucx.jucx.ucp.UcpEndpoint;
+import org.openucx.jucx.ucp.UcpEndpointParams;
+import org.openucx.jucx.ucp.UcpParams;
+import org.openucx.jucx.ucp.UcpRequest;
+import org.openucx.jucx.ucp.UcpTagMessage;
+import org.openucx.jucx.ucp.UcpWorker;
+import org.openucx.jucx.ucp.UcpWorkerParams;
+import org.openucx.jucx.ucs.UcsConstants;
+import org.sharp4j.PeerFailureException;
+import org.sharp4j.Sharp4jException;
+import org.sharp4j.bootstrap.Bootstrap;
+import org.sharp4j.fallback.transport.Transport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@link Transport} over UCX's tag matching through its Java binding jucx 1.15.0: one
+ * {@code UcpContext} (TAG feature) and one {@code UcpWorker} per node leader, one endpoint to
+ * every other node leader, all created once by {@link #connect} and reused for the job.
+ *
+ * <h2>Setup ({@link #connect}, collective over the bootstrap)</h2>
+ * Every rank of the job calls it (the bootstrap's allgather needs everyone; ranks that are not
+ * node leaders contribute empty arrays and get null back). Round 1: each node leader creates its
+ * context and worker and publishes the worker address (or its error). Round 2: each leader
+ * creates its endpoints (peer error handling, an error handler that records the failed peer)
+ * and exchanges one small handshake message with every peer, which makes UCX connect every pair
+ * now rather than in the first collective and checks the peer numbering; the outcome is agreed
+ * so that a failure anywhere fails every rank with the same message.
+ *
+ * <h2>Messages</h2>
+ * The 64-bit UCX tag is {@code source peer << 48 | user tag}; receives name their source, so
+ * they match with a full mask. Requests are int handles into a fixed pool (default
+ * {@value #DEFAULT_POOL}) of jucx {@code UcpRequest} slots, posted without a callback (so a
+ * completion costs no call back into Java). {@link #test} is one {@code ucp_worker_progress}
+ * plus a look at that request. Buffers must be direct; their native address comes from
+ * {@code UcxUtils.getAddress} and is cached per buffer object (4 entries), so the steady state
+ * does one JNI call per post and one per test.
+ *
+ * <p><b>Allocation.</b> sharp4j's side allocates nothing per message, and {@link #test} /
+ * {@link #progress} allocate nothing at all. jucx allocates inside JNI for every post: a
+ * {@code UcpRequest} (56 bytes with compressed oops), plus two boxed {@code Long}s for its native
+ * id (32 bytes) when the request does not complete at once. Measured by {@code UcxTransportTest}
+ * ({@code ThreadMXBean.getThreadAllocatedBytes}, 8-byte ping-pong): a send 56 B (it completes
+ * at once), a receive 88 B while its message is still to come, 112 B when it is already there
+ * (the probe below returns a {@code UcpTagMessage} and its boxed id); about 104 B + 56 B per
+ * send/receive pair on average. Short-lived young-generation garbage.
+ *
+ * <p><b>UCX bug worked around.</b> UCX up to 1.15 does not fill in the receive info of a tag
+ * receive that completes inside {@code ucp_tag_recv_nbx} (the message was already waiting; fixed
+ * in UCX 1.16 by "UCP/TAG: Populate tag_info on immediate completion"), so jucx then reports
+ * length 0. Before each receive the transport probes ({@code ucp_tag_probe_nb}, not removing the
+ * message); in UCX's single-threaded mode nothing arrives between probe and receive, so the
+ * probe's length is the one the receive got.
+ *
+ * <h2>Failures</h2>
+ * The endpoint error handler (run by UCX inside {@code ucp_worker_progress}, i.e. on the
+ * leader thread) records the peer and UCX's status text. From then on a pending or new request
+ * with that peer raises {@link PeerFailureException} naming that leader's global rank, e.g.
+ * {@code rank 0: node leader rank 3 (node 1) disconnected: Endpoint timeout} (the reporting rank
+ * first, as in the engine's messages; a process killed with -9 shows as UCX's "Endpoint timeout"
+ * within about 0.1 s over TCP). A receive is
+ * matched by the worker, not the endpoint, so UCX would leave it pending forever: {@link #test}
+ * checks the peer's state. A request that completes with another error throws a
+ * {@link Sharp4jException} with UCX's status name; a receive longer than posted throws
+ * {@link Transport.TruncatedException}.
+ *
+ * <h2>UCX on this machine, and choosing transports</h2>
+ * <ul>
+ *   <li>jucx 1.15.0 loads the system's {@code libucp.so.0}. On Debian 12's UCX 1.13.1 every
+ *       context creation logs (UCX's logger, to stdout) one warning, harmless here since jucx
+ *       uses no 1.14/1.15-only call on this path:<br>
+ *       {@code UCX  WARN  UCP API version is incompatible: required >= 1.15, actual 1.13.1 (loaded from /lib/x86_64-linux-gnu/libucp.so.0)}<br>
+ *       ({@code UCX_LOG_LEVEL=error} silences it).</li>
+ *   <li>Without libucp, jucx's {@code NativeLibs} throws {@code UnsatisfiedLinkError:
+ *       Native code library failed to load: libjucx_amd64.so. /tmp/jucx.../libjucx_amd64.so:
+ *       libucp.so.0: cannot open shared object file: No such file or directory} (later uses:
+ *       {@code NoClassDefFoundError}); {@link #loadError()} turns it into a message saying how to
+ *       install UCX ({@code apt-get install libucx0}, or the cluster's UCX module).</li>
+ *   <li>Peer failure handling (which the error reporting needs) rules out UCX 1.13's shared
+ *       memory transports ({@code posix/sysv/self: no peer failure handler}), so between
+ *       processes or simulated nodes on one host UCX uses TCP over loopback, and between hosts
+ *       TCP or InfiniBand. jucx 1.15 offers no endpoint query, so the lanes UCX picked are not
+ *       visible here; {@code UCX_LOG_LEVEL=info} makes UCX print them ({@code ep_cfg[0]:
+ *       tag(tcp/lo) ka(tcp/lo)}).</li>
+ *   <li>{@code UcpParams.setConfig} passes UCX configuration to the context (jucx applies each
+ *       entry with {@code ucp_config_modify}): {@value #TLS_PROPERTY} becomes {@code TLS} and
+ *       {@value #DEVICES_PROPERTY} becomes {@code NET_DEVICES}, overriding the {@code UCX_TLS}
+ *       / {@code UCX_NET_DEVICES} environment variables, which work as usual otherwise.</li>
+ *   <li>The worker is created without {@code requestThreadSafety()}, i.e. in UCX's default
+ *       {@code UCS_THREAD_MODE_SINGLE}: only the node leader thread that drives the collectives
+ *       may call into this object (the {@link Transport} contract).</li>
+ * </ul>
+ */
+public final class UcxTransport implements Transport {
+    private static final Logger LOG = LoggerFactory.getLogger(UcxTransport.class);
+
+    /** UCX transports for the inter-node path (UCX's {@code TLS}, e.g. {@code tcp}, {@code rc,ud}). */
+    public static final String TLS_PROPERTY = "sharp4j.ucx.tls";
+    /** UCX network devices (UCX's {@code NET_DEVICES}, e.g. {@code eth0}, {@code mlx5_0:1}). */
+    public static final String DEVICES_PROPERTY = "sharp4j.ucx.net.devices";
+    /** Request handles per transport. */
+    public static final int DEFAULT_POOL = 256;
+
+    static final int PEER_SHIFT = 48;
+    static final int MAX_PEERS = 1 << 16;
+    /** Tag of the setup handshake (consumed before the transport is handed out). */
+    static final long HANDSHAKE_TAG = TAG_LIMIT - 1;
+    // jucx's status constants, read once jucx has loaded (a static initialiser here would load it
+    // and turn a missing libucp into an UnsatisfiedLinkError where loadError() should answer)
+    private final int statusOk = UcsConstants.STATUS.UCS_OK;
+    private final int statusTruncated = UcsConstants.STATUS.UCS_ERR_MESSAGE_TRUNCATED;
+    private static final long CLOSE_MILLIS = 5_000;
+
+    private final int me;
+    private final int peers;
+    private final int[] ranks;
+    private final UcpContext context;
+    private final UcpWorker worker;
+    private final UcpEndpoint[] eps;
+
+    // the request pool: slot h is pending iff reqs[h] != null
+    private final UcpRequest[] reqs;
+    private final int[] reqPeer;
+    /** Sends: the length; receives: the length if it completed when posted, else -1 (then UCX reports it). */
+    private final int[] reqLen;
+    private final boolean[] reqRecv;
+    private final int[] free;
+    private int freeTop;
+    /** Requests given up on by cancelAll (sends, or receives UCX could not cancel), kept until close. */
+    private final UcpRequest[] orphans;
+    private int orphanCount;
+
+    // failed peers: status != 0 once the endpoint's error handler ran
+    private final int[] failStatus;
+    private final String[] failText;
+    private boolean closing;
+    private boolean closed;
+
+    // native address per direct buffer (identity cache)
+    private final ByteBuffer[] cacheBuf = new ByteBuffer[4];
+    private final long[] cacheAddr = new long[4];
+    private int cacheNext;
+
+    private UcxTransport(int me, int[] ranks, UcpContext context, UcpWorker worker, int pool) {
+        this.me = me;
+        this.peers = ranks.length;
+        this.ranks = ranks.clone();
+        this.context = context;
+        this.worker = worker;
+        this.eps = new UcpEndpoint[peers];
+        this.reqs = new UcpRequest[pool];
+        this.reqPeer = new int[pool];
+        this.reqLen = new int[pool];
+        this.reqRecv = new boolean[pool];
+        this.free = new int[pool];
+        for (int i = 0; i < pool; i++) {
+            free[i] = pool - 1 - i;
+        }
+        this.freeTop = pool;
+        this.orphans = new UcpRequest[pool];
+        this.failStatus = new int[peers];
+        this.failText = new String[peers];
+    }
+
+    // ------------------------------------------------------------------ loading
+
+    /** Null when jucx and UCX's native libraries load in this JVM, else what is missing and how to get it. */
+    public static String loadError() {
+        return Native.ERROR;
+    }
+
+    private static final class Native {
+        static final String ERROR = tryLoad();
+
+        private static String tryLoad() {
+            try {
+                org.openucx.jucx.NativeLibs.load();
+                new UcpParams().requestTagFeature(); // initialises UcpConstants: the first call into libjucx
+                return null;
+            } catch (NoClassDefFoundError e) {
+                return "the jucx jar (org.openucx:jucx 1.15.0) is not on the class path (" + e.getMessage() + ")";
+            } catch (UnsatisfiedLinkError e) {
+                return "UCX's native libraries cannot be loaded: " + e.getMessage()
+                        + ". Install UCX (Debian/Ubuntu: apt-get install libucx0; RHEL/Rocky: dnf install ucx) or load"
+                        + " the cluster's UCX module so that libucp.so.0 is found (ld.so.conf or LD_LIBRARY_PATH)";
+            } catch (Throwable e) {
+                return "jucx cannot be initialised: " + e;
+            }
+        }
+    }
+
+    /** UCX configuration from {@value #TLS_PROPERTY} and {@value #DEVICES_PROPERTY} (UCX names, without {@code UCX_}). */
+    public static Map<String, String> configFromProperties(Properties p) {
+        Map<String, String> m = new LinkedHashMap<>();
+        String tls = p.getProperty(TLS_PROPERTY);
+        if (tls != null && !tls.isBlank()) {
+            m.put("TLS", tls.trim());
+        }
+        String dev = p.getProperty(DEVICES_PROPERTY);
+        if (dev != null && !dev.isBlank()) {
+            m.put("NET_DEVICES", dev.trim());
+        }
+        return m;
+    }
+
+    // ------------------------------------------------------------------ setup
+
+    /**
+     * Collective over {@code boot}: every rank of the job calls it. Builds the transport among the
+     * ranks in {@code leaders} (peer i is global rank {@code leaders[i]}).
+     *
+     * @param ucxConfig UCX configuration entries (e.g. {@code TLS=tcp}), may be empty
+     * @param timeoutNanos how long the handshake may wait for a peer
+     * @return the transport on the ranks in {@code leaders}, null on the others
+     * @throws Sharp4jException on every rank if any leader failed, naming it and UCX's reason
+     */
+    public static UcxTransport connect(Bootstrap boot, int[] leaders, Map<String, String> ucxConfig, long timeoutNanos) {
+        return connect(boot, leaders, ucxConfig, timeoutNanos, DEFAULT_POOL);
+    }
+
+    public static UcxTransport connect(Bootstrap boot, int[] leaders, Map<String, String> ucxConfig, long timeoutNanos,
+            int pool) {
+        int peers = leaders.length;
+        if (peers < 1 || peers > MAX_PEERS) {
+            throw new IllegalArgumentException("UCX transport: " + peers + " peers (1.." + MAX_PEERS + ")");
+        }
+        int me = -1;
+        for (int i = 0; i < peers; i++) {
+            if (leaders[i] == boot.rank()) {
+                me = i;
+            }
+        }
+        // Round 1: context, worker, address.
+        UcxTransport t = null;
+        byte[] mine = new byte[0];
+        if (me >= 0) {
+            String err = loadError();
+            if (err == null) {
+                UcpContext ctx = null;
+                UcpWorker w = null;
+                try {
+                    UcpParams params = new UcpParams().requestTagFeature().setEstimatedNumEps(peers);
+                    ucxConfig.forEach(params::setConfig);
+                    ctx = new UcpContext(params);
+                    w = ctx.newWorker(new UcpWorkerParams()); // UCS_THREAD_MODE_SINGLE
+                    ByteBuffer a = w.getAddress();
+                    mine = new byte[1 + a.remaining()];
+                    mine[0] = 1;
+                    a.get(mine, 1, a.remaining());
+                    t = new UcxTransport(me, leaders, ctx, w, pool);
+                } catch (RuntimeException | Error e) {
+                    if (w != null) {
+                        w.close();
+                    }
+                    if (ctx != null) {
+                        ctx.close();
+                    }
+                    t = null;
+                    err = "cannot create a UCX context/worker" + (ucxConfig.isEmpty() ? "" : " with " + ucxConfig) + ": "
+                            + ucxText(e);
+                }
+            }
+            if (err != null) {
+                mine = error(err);
+            }
+        }
+        byte[][] all = boot.allgather(mine);
+        String failed = firstError(all, leaders);
+        if (failed != null) {
+            if (t != null) {
+                t.close();
+            }
+            throw new Sharp4jException("UCX setup failed: " + failed);
+        }
+        // Round 2: endpoints and one handshake per pair.
+        mine = new byte[0];
+        if (t != null) {
+            String err;
+            try {
+                err = t.connectPeers(all, timeoutNanos);
+            } catch (RuntimeException e) {
+                err = e.getMessage();
+            }
+            mine = err == null ? new byte[] {1} : error(err);
+        }
+        all = boot.allgather(mine);
+        failed = firstError(all, leaders);
+        if (failed != null) {
+            if (t != null) {
+                t.close();
+            }
+            throw new Sharp4jException("UCX setup failed: " + failed);
+        }
+        return t;
+    }
+
+    private static byte[] error(String text) {
+        byte[] b = text.getBytes(StandardCharsets.UTF_8);
+        byte[] out = new byte[1 + b.length];
+        out[0] = 2;
+        System.arraycopy(b, 0, out, 1, b.length);
+        return out;
+    }
+
+    private static String firstError(byte[][] all, int[] leaders) {
+        for (int r = 0; r < all.length; r++) {
+            if (all[r].length > 0 && all[r][0] == 2) {
+                int node = -1;
+                for (int i = 0; i < leaders.length; i++) {
+                    if (leaders[i] == r) {
+                        node = i;
+                    }
+                }
+                return "node leader rank " + r + " (node " + node + "): " + new String(all[r], 1, all[r].length - 1,
+                        StandardCharsets.UTF_8);
+            }
+        }
+        return null;
+    }
+
+    /** Endpoints to every peer and a handshake with each; null when all is well, else the reason. */
+    private String connectPeers(byte[][] addresses, long timeoutNanos) {
+        for (int p = 0; p < peers; p++) {
+            if (p == me) {
+                continue;
+            }
+            byte[] a = addresses[ranks[p]];
+            ByteBuffer addr = ByteBuffer.allocateDirect(a.length - 1);
+            addr.put(a, 1, a.length - 1).flip();
+            final int peer = p;
+            UcpEndpointParams ep = new UcpEndpointParams().setUcpAddress(addr).setPeerErrorHandlingMode()
+                    .setErrorHandler((e, status, text) -> peerFailed(peer, status, text))
+                    .setName("sharp4j-node" + me + "-to-node" + p);
+            try {
+                eps[p] = worker.newEndpoint(ep);
+            } catch (UcxException e) {
+                return "cannot create a UCX endpoint to node leader rank " + ranks[p] + " (node " + p + "): " + ucxText(e);
+            }
+        }
+        // Handshake: every leader sends its peer index to every other and checks what it gets.
+        ByteBuffer out = ByteBuffer.allocateDirect(4).order(ByteOrder.nativeOrder());
+        out.putInt(0, me);
+        ByteBuffer in = ByteBuffer.allocateDirect(4 * Math.max(1, peers)).order(ByteOrder.nativeOrder());
+        int[] handles = new int[2 * peers];
+        int n = 0;
+        for (int p = 0; p < peers; p++) {
+            if (p != me) {
+                handles[n++] = recv(p, HANDSHAKE_TAG, in, 4 * p, 4);
+                handles[n++] = send(p, HANDSHAKE_TAG, out, 0, 4);
+            }
+        }
+        long deadline = System.nanoTime() + timeoutNanos;
+        int pending = n;
+        long park = 1_000;
+        while (pending > 0) {
+            pending = 0;
+            for (int i = 0; i < n; i++) {
+                if (handles[i] >= 0) {
+                    int peer = reqPeer[handles[i]];
+                    int got;
+                    try {
+                        got = test(handles[i]);
+                    } catch (Sharp4jException e) {
+                        cancelAll();
+                        return e.getMessage() + " (during the UCX connection handshake)";
+                    }
+                    if (got >= 0) {
+                        handles[i] = -1;
+                    } else {
+                        pending++;
+                        if (System.nanoTime() - deadline > 0) {
+                            cancelAll();
+                            return "no UCX handshake with node leader rank " + ranks[peer] + " (node " + peer + ") within "
+                                    + timeoutNanos / 1_000_000_000L + " s (unreachable? check " + TLS_PROPERTY + " / "
+                                    + DEVICES_PROPERTY + " or UCX_TLS / UCX_NET_DEVICES)";
+                        }
+                    }
+                }
+            }
+            if (pending > 0) {
+                LockSupport.parkNanos(park);
+                park = Math.min(2 * park, 1_000_000);
+            }
+        }
+        for (int p = 0; p < peers; p++) {
+            if (p != me && in.getInt(4 * p) != p) {
+                return "UCX handshake from node " + p + " carried peer index " + in.getInt(4 * p);
+            }
+        }
+        return null;
+    }
+
+    /** The endpoint error handler: record the first failure of {@code peer}. Never throws (it runs inside UCX). */
+    private void peerFailed(int peer, int status, String text) {
+        if (failStatus[peer] == 0) {
+            failText[peer] = text;
+            failStatus[peer] = status == 0 ? UcsConstants.STATUS.UCS_ERR_CONNECTION_RESET : status;
+            if (!closing) {
+                LOG.debug("sharp4j: UCX endpoint to node leader rank {} (node {}) failed: {}", ranks[peer], peer, text);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ Transport
+
+    @Override
+    public int peer() {
+        return me;
+    }
+
+    @Override
+    public int peers() {
+        return peers;
+    }
+
+    @Override
+    public int globalRank(int peer) {
+        return ranks[peer];
+    }
+
+    @Override
+    public int send(int peer, long tag, ByteBuffer buf, int off, int len) {
+        checkPost(peer, tag, buf, off, len);
+        if (failStatus[peer] != 0) {
+            throw peerFailure(peer);
+        }
+        int h = take();
+        UcpRequest r;
+        try {
+            r = eps[peer].sendTaggedNonBlocking(address(buf) + off, len, (long) me << PEER_SHIFT | tag, null);
+        } catch (UcxException e) {
+            free[freeTop++] = h;
+            throw failure(peer, false, e.getStatus(), ucxText(e));
+        }
+        reqs[h] = r;
+        reqPeer[h] = peer;
+        reqLen[h] = len;
+        reqRecv[h] = false;
+        return h;
+    }
+
+    @Override
+    public int recv(int peer, long tag, ByteBuffer buf, int off, int len) {
+        checkPost(peer, tag, buf, off, len);
+        if (failStatus[peer] != 0) {
+            throw peerFailure(peer);
+        }
+        int h = take();
+        long ucxTag = (long) peer << PEER_SHIFT | tag;
+        UcpRequest r;
+        UcpTagMessage waiting;
+        try {
+            // UCX <= 1.15 leaves the length of a receive that completes at once unset (see the class
+            // comment); a non-removing probe tells whether it will, and the length.
+            waiting = worker.tagProbeNonBlocking(ucxTag, -1L, false);
+            r = worker.recvTaggedNonBlocking(address(buf) + off, len, ucxTag, -1L, null);
+        } catch (UcxException e) {
+            free[freeTop++] = h;
+            throw failure(peer, true, e.getStatus(), ucxText(e));
+        }
+        reqs[h] = r;
+        reqPeer[h] = peer;
+        reqLen[h] = r.isCompleted() && waiting != null ? (int) waiting.getRecvLength() : -1;
+        reqRecv[h] = true;
+        return h;
+    }
+
+    @Override
+    public int test(int request) {
+        progress();
+        UcpRequest r = reqs[request];
+        if (r == null) {
+            throw new IllegalStateException("UCX transport: request " + request + " is not pending");
+        }
+        int peer = reqPeer[request];
+        if (!r.isCompleted()) {
+            if (failStatus[peer] != 0) {
+                throw peerFailure(peer);
+            }
+            return -1;
+        }
+        int status = r.getStatus();
+        boolean isRecv = reqRecv[request];
+        int len = reqLen[request];
+        reqs[request] = null;
+        free[freeTop++] = request;
+        if (status == statusOk) {
+            return !isRecv || len >= 0 ? len : (int) r.getRecvSize();
+        }
+        throw failure(peer, isRecv, status, null);
+    }
+
+    @Override
+    public void progress() {
+        try {
+            worker.progress();
+        } catch (Exception e) { // an exception thrown by a callback inside UCX: we install none that throws
+            throw new Sharp4jException("UCX progress failed: " + e, e);
+        }
+    }
+
+    @Override
+    public void cancelAll() {
+        for (int h = 0; h < reqs.length; h++) {
+            UcpRequest r = reqs[h];
+            if (r != null && reqRecv[h] && !r.isCompleted()) {
+                try {
+                    worker.cancelRequest(r);
+                } catch (UcxException ignored) {
+                    // completed meanwhile
+                }
+            }
+        }
+        // Cancelled receives complete at once; sends complete once UCX has handed them over (or the
+        // peer failed). Give them a moment, then keep what is still pending until close.
+        long deadline = System.nanoTime() + 200_000_000L;
+        boolean pending = true;
+        while (pending) {
+            progress();
+            pending = false;
+            for (int h = 0; h < reqs.length; h++) {
+                UcpRequest r = reqs[h];
+                if (r != null) {
+                    if (r.isCompleted()) {
+                        reqs[h] = null;
+                        free[freeTop++] = h;
+                    } else if (System.nanoTime() - deadline > 0 || failStatus[reqPeer[h]] != 0) {
+                        orphans[orphanCount++ % orphans.length] = r;
+                        reqs[h] = null;
+                        free[freeTop++] = h;
+                    } else {
+                        pending = true;
+                    }
+                }
+            }
+            if (pending) {
+                LockSupport.parkNanos(100_000);
+            }
+        }
+    }
+
+    /**
+     * Local: closes the endpoints (flushing what was sent, so that peers still finishing the last
+     * collective get it), then the worker and the context. Bounded: after {@value #CLOSE_MILLIS} ms
+     * the endpoints are closed by force.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        closing = true;
+        try {
+            for (int h = 0; h < reqs.length; h++) {
+                if (reqs[h] != null && reqRecv[h] && !reqs[h].isCompleted()) {
+                    try {
+                        worker.cancelRequest(reqs[h]);
+                    } catch (UcxException ignored) {
+                        // completed meanwhile
+                    }
+                }
+            }
+            UcpRequest[] closeReqs = new UcpRequest[peers];
+            for (int p = 0; p < peers; p++) {
+                if (eps[p] != null) {
+                    try {
+                        closeReqs[p] = failStatus[p] != 0 ? eps[p].closeNonBlockingForce() : eps[p].closeNonBlockingFlush();
+                    } catch (UcxException e) {
+                        closeReqs[p] = null;
+                    }
+                }
+            }
+            long deadline = System.nanoTime() + CLOSE_MILLIS * 1_000_000L;
+            boolean forced = false;
+            while (true) {
+                boolean pending = false;
+                for (UcpRequest c : closeReqs) {
+                    pending |= c != null && !c.isCompleted();
+                }
+                if (!pending) {
+                    break;
+                }
+                if (!forced && System.nanoTime() - deadline > 0) {
+                    forced = true;
+                    LOG.debug("sharp4j: UCX endpoints of node {} did not flush within {} ms, closing them by force", me,
+                            CLOSE_MILLIS);
+                    for (int p = 0; p < peers; p++) {
+                        if (closeReqs[p] != null && !closeReqs[p].isCompleted()) {
+                            try {
+                                closeReqs[p] = eps[p].closeNonBlockingForce();
+                            } catch (UcxException e) {
+                                closeReqs[p] = null;
+                            }
+                        }
+                    }
+                    deadline = System.nanoTime() + CLOSE_MILLIS * 1_000_000L;
+                } else if (forced && System.nanoTime() - deadline > 0) {
+                    break;
+                }
+                try {
+                    worker.progress();
+                } catch (Exception ignored) {
+                    // closing
+                }
+                LockSupport.parkNanos(50_000);
+            }
+        } finally {
+            try {
+                worker.close();
+            } finally {
+                context.close();
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private void checkPost(int peer, long tag, ByteBuffer buf, int off, int len) {
+        if (peer < 0 || peer >= peers || peer == me) {
+            throw new IllegalArgumentException("UCX transport: peer " + peer + " (this is peer " + me + " of " + peers + ")");
+        }
+        if (tag < 0 || tag >= TAG_LIMIT) {
+            throw new IllegalArgumentException("UCX transport: tag " + tag + " outside 0..2^48-1");
+        }
+        Objects.checkFromIndexSize(off, len, buf.capacity());
+        if (closed) {
+            throw new IllegalStateException("UCX transport is closed");
+        }
+    }
+
+    private int take() {
+        if (freeTop == 0) {
+            throw new Sharp4jException("UCX transport: all " + reqs.length + " request handles are pending");
+        }
+        return free[--freeTop];
+    }
+
+    private long address(ByteBuffer buf) {
+        for (int i = 0; i < cacheBuf.length; i++) {
+            if (cacheBuf[i] == buf) {
+                return cacheAddr[i];
+            }
+        }
+        if (!buf.isDirect()) {
+            throw new IllegalArgumentException("UCX transport: the buffer must be direct");
+        }
+        long a = UcxUtils.getAddress(buf);
+        int i = cacheNext;
+        cacheNext = (i + 1) & (cacheBuf.length - 1);
+        cacheBuf[i] = buf;
+        cacheAddr[i] = a;
+        return a;
+    }
+
+    private PeerFailureException peerFailure(int peer) {
+        return new PeerFailureException("rank " + ranks[me] + ": node leader rank " + ranks[peer] + " (node " + peer + ") disconnected: "
+                + failText[peer], new int[] {ranks[peer]});
+    }
+
+    private Sharp4jException failure(int peer, boolean isRecv, int status, String text) {
+        if (failStatus[peer] != 0) {
+            return peerFailure(peer);
+        }
+        if (status == statusTruncated) {
+            return new TruncatedException(peer, "rank " + ranks[me] + ": UCX: a message from node leader rank " + ranks[peer] + " (node " + peer
+                    + ") is longer than the receive posted for it (the node leaders disagree on the call)");
+        }
+        return new Sharp4jException("rank " + ranks[me] + ": UCX " + (isRecv ? "receive from" : "send to") + " node leader rank " + ranks[peer]
+                + " (node " + peer + ") failed: " + (text != null ? text : statusName(status)));
+    }
+
+    /** UCX's own text for a jucx exception (jucx puts {@code ucs_status_string} in the message). */
+    private static String ucxText(Throwable e) {
+        String m = e.getMessage();
+        if (e instanceof UcxException && ((UcxException) e).getStatus() != 0) {
+            return m + " (" + statusName(((UcxException) e).getStatus()) + ")";
+        }
+        return m != null ? m : e.toString();
+    }
+
+    /** UCX's name of a status code, e.g. {@code UCS_ERR_CONNECTION_RESET (-25)}. */
+    static String statusName(int status) {
+        for (Field f : UcsConstants.STATUS.class.getFields()) {
+            if (Modifier.isStatic(f.getModifiers()) && f.getType() == int.class && !f.getName().startsWith("UCS_ERR_FIRST")
+                    && !f.getName().startsWith("UCS_ERR_LAST")) {
+                try {
+                    if (f.getInt(null) == status) {
+                        return f.getName() + " (" + status + ")";
+                    }
+                } catch (IllegalAccessException ignored) {
+                    // public field
+                }
+            }
+        }
+        return "UCX status " + status;
+    }
+
+    /** Where this process loaded libucp from (for logs), or null. */
+    public static String libucpPath() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/maps"))) {
+                int i = line.indexOf('/');
+                if (i >= 0 && line.contains("libucp.so")) {
+                    return line.substring(i);
+                }
+            }
+        } catch (IOException | RuntimeException ignored) {
+            // not Linux
+        }
+        return null;
+    }
+
+    /** A one-line description of the UCX configuration in effect, for the log. */
+    static String describeConfig(Map<String, String> ucxConfig) {
+        String tls = ucxConfig.containsKey("TLS") ? ucxConfig.get("TLS") + " (" + TLS_PROPERTY + ")"
+                : System.getenv("UCX_TLS") != null ? System.getenv("UCX_TLS") + " (UCX_TLS)" : "UCX's choice";
+        String dev = ucxConfig.containsKey("NET_DEVICES") ? ucxConfig.get("NET_DEVICES") + " (" + DEVICES_PROPERTY + ")"
+                : System.getenv("UCX_NET_DEVICES") != null ? System.getenv("UCX_NET_DEVICES") + " (UCX_NET_DEVICES)" : "all";
+        return "transports " + tls + ", devices " + dev;
+    }
+
+    @Override
+    public String toString() {
+        return String.format(Locale.ROOT, "UcxTransport[node %d of %d]", me, peers);
+    }
+}
+

@@ -1,0 +1,135 @@
+package org.sharp4j.fallback.ucx;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Three real "hosts" on this machine ({@code .ci/netns-rig.sh}: network namespaces, veths to a
+ * bridge, host names host0..host2 by {@code unshare -u}), the ranks of one job spread over them by
+ * the embedded launcher ({@code --bind} on the bridge, {@code --rank-prefix} into the namespaces),
+ * UCX over TCP across the veths. The topology sees three hosts, so phase 3 is UCX without forcing.
+ * Skipped, with the reason, where network namespaces cannot be made (not root, no CAP_SYS_ADMIN).
+ */
+class NetnsRigTest {
+    static final Path SCRIPT = findScript();
+    static final String ID = "s4j" + ProcessHandle.current().pid() % 100_000;
+    static final String NET = "10.231." + (100 + ProcessHandle.current().pid() % 150);
+    static final Map<String, String> ENV = Map.of("RIG_ID", ID, "RIG_NET", NET);
+    static final List<String> UCX_TCP = List.of("-Dsharp4j.ucx.tls=tcp", "-Dsharp4j.ucx.net.devices=eth0", "-Dsharp4j.timeout=60");
+
+    static Path findScript() {
+        for (Path d = Path.of("").toAbsolutePath(); d != null; d = d.getParent()) {
+            Path s = d.resolve(".ci/netns-rig.sh");
+            if (Files.isRegularFile(s)) {
+                return s;
+            }
+        }
+        return null;
+    }
+
+    @BeforeAll
+    static void namespacesWork() throws Exception {
+        Assumptions.assumeTrue(SCRIPT != null, "no .ci/netns-rig.sh above " + Path.of("").toAbsolutePath());
+        ProcessBuilder pb = new ProcessBuilder("bash", SCRIPT.toString(), "check").redirectErrorStream(true);
+        pb.environment().putAll(ENV);
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        Assumptions.assumeTrue(p.waitFor() == 0, "network namespaces are not available here, the 3-host rig is skipped: " + out);
+    }
+
+    @AfterAll
+    static void down() throws Exception {
+        if (SCRIPT != null) {
+            ProcessBuilder pb = new ProcessBuilder("bash", SCRIPT.toString(), "down").redirectErrorStream(true);
+            pb.environment().putAll(ENV);
+            Process p = pb.start();
+            p.getInputStream().readAllBytes();
+            p.waitFor();
+        }
+    }
+
+    /** {@code netns-rig.sh run 3 -- java <opts> LocalLauncher --bind BRIDGE --rank-prefix '...' -np NP MAIN ARGS}. */
+    static Job onThreeHosts(List<String> jvmOpts, int np, String... program) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of("bash", SCRIPT.toString(), "run", "3", "--", Job.java()));
+        cmd.addAll(jvmOpts);
+        cmd.addAll(List.of("-cp", Job.classPath(), "org.sharp4j.launch.LocalLauncher", "--bind", NET + ".254",
+                "--rank-prefix", SCRIPT + " exec {rank} {size}", "--grace", "30", "-np", String.valueOf(np)));
+        cmd.addAll(List.of(program));
+        return new Job(cmd, ENV);
+    }
+
+    static String launcherPrefix(Job job) {
+        Optional<ProcessHandle> l = job.process.descendants()
+                .filter(h -> h.info().commandLine().map(c -> c.contains("LocalLauncher")).orElse(false)).findFirst();
+        return l.map(h -> "sharp4j-j" + h.pid() + "-").orElse(null);
+    }
+
+    @ParameterizedTest(name = "3 hosts x {0} rank(s)")
+    @ValueSource(ints = {1, 2})
+    void allreduceReduceAndBarrierAcrossThreeHosts(int perHost) throws Exception {
+        int np = 3 * perHost;
+        Job job = onThreeHosts(UCX_TCP, np, CollectivesMain.class.getName(), String.valueOf(1 << 20));
+        job.awaitLines("", 1, 60);
+        String prefix = launcherPrefix(job);
+        int exit = job.waitFor(600);
+        String out = job.output();
+        assertEquals(0, exit, out);
+        assertEquals(np, job.count("collectives OK"), out);
+        for (int h = 0; h < 3; h++) {
+            assertEquals(perHost, job.count("collectives OK on host" + h + " (node " + h + " of 3, phase 3: UCX k-nomial)"), out);
+        }
+        if (prefix != null) {
+            assertEquals(List.of(), Job.shmFiles(prefix));
+        }
+        // and the mixed random sequence (hierarchy's StressMain), every result checked
+        job = onThreeHosts(UCX_TCP, np, "org.sharp4j.it.StressMain", "1500", String.valueOf(17 + perHost));
+        exit = job.waitFor(600);
+        out = job.output();
+        assertEquals(0, exit, out);
+        assertEquals(np, job.count("1500 collectives OK"), out);
+    }
+
+    @Test
+    void aHostsLeaderKilledWithSigkillIsNamedByTheOtherHosts() throws Exception {
+        // Separate hosts: no process probe can see the victim, only UCX's endpoint error does.
+        Job job = onThreeHosts(UCX_TCP, 3, "org.sharp4j.it.StressMain", "-1", "5");
+        job.awaitLines(" ready", 3, 180);
+        String prefix = launcherPrefix(job);
+        Thread.sleep(500);
+        String pid = job.find("rank 1 pid (\\d+) ready");
+        assertNotNull(pid, job.output());
+        long t0 = System.nanoTime();
+        ProcessHandle.of(Long.parseLong(pid)).orElseThrow().destroyForcibly();
+        int exit = job.waitFor(180);
+        double secs = (System.nanoTime() - t0) / 1e9;
+        String out = job.output();
+        assertNotEquals(0, exit, out);
+        for (int r : new int[] {0, 2}) {
+            synchronized (job.lines) {
+                assertTrue(job.lines.stream().anyMatch(l -> l.contains("rank " + r + ":") && (l.contains("node leader rank 1 (node 1)")
+                        || l.contains("because of rank 1") || l.contains("[1] died"))), "rank " + r + " did not name rank 1:\n" + out);
+            }
+        }
+        assertTrue(secs < 60, "survivors took " + secs + " s (sharp4j.timeout=60)");
+        if (prefix != null) {
+            assertEquals(List.of(), Job.shmFiles(prefix));
+        }
+    }
+}

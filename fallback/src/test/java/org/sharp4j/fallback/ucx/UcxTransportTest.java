@@ -1,0 +1,384 @@
+package org.sharp4j.fallback.ucx;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.sharp4j.PeerFailureException;
+import org.sharp4j.Sharp4jException;
+import org.sharp4j.bootstrap.Bootstrap;
+import org.sharp4j.bootstrap.ThreadBootstrap;
+import org.sharp4j.fallback.transport.Transport;
+
+/**
+ * {@link UcxTransport} on its own: several transports in this JVM (one thread each, as node
+ * leaders are), UCX over TCP loopback (peer failure handling rules out UCX's shared memory).
+ */
+class UcxTransportTest {
+    static final long TIMEOUT = TimeUnit.SECONDS.toNanos(60);
+
+    interface Body {
+        void run(UcxTransport t, Bootstrap boot, CyclicBarrier barrier) throws Exception;
+    }
+
+    @BeforeAll
+    static void ucxPresent() {
+        assertNull(UcxTransport.loadError(), "UCX must load on the test machine (.ci/setup.sh installs libucx0)");
+    }
+
+    /** Runs {@code body} on {@code n} thread ranks, the ones in {@code leaders} with a transport; rethrows the first failure. */
+    static Throwable[] run(int n, int[] leaders, Map<String, String> cfg, Body body) {
+        List<Bootstrap> boots = ThreadBootstrap.group(n, 60_000);
+        AtomicReferenceArray<Throwable> errs = new AtomicReferenceArray<>(n);
+        CyclicBarrier barrier = new CyclicBarrier(n);
+        List<Thread> threads = new ArrayList<>();
+        for (int r = 0; r < n; r++) {
+            Bootstrap b = boots.get(r);
+            Thread th = new Thread(() -> {
+                UcxTransport t = null;
+                try {
+                    t = UcxTransport.connect(b, leaders, cfg, TIMEOUT);
+                    body.run(t, b, barrier);
+                } catch (Throwable e) {
+                    errs.set(b.rank(), e);
+                    barrier.reset();
+                } finally {
+                    if (t != null) {
+                        t.close();
+                    }
+                }
+            }, "leader-" + r);
+            th.setDaemon(true);
+            threads.add(th);
+            th.start();
+        }
+        Throwable[] out = new Throwable[n];
+        for (int r = 0; r < n; r++) {
+            try {
+                threads.get(r).join(120_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            out[r] = threads.get(r).isAlive() ? new AssertionError("rank " + r + " hangs") : errs.get(r);
+        }
+        return out;
+    }
+
+    static void runOk(int n, Body body) {
+        int[] leaders = new int[n];
+        for (int i = 0; i < n; i++) {
+            leaders[i] = i;
+        }
+        rethrow(run(n, leaders, Map.of(), body));
+    }
+
+    static void rethrow(Throwable[] errs) {
+        AssertionError first = null;
+        for (int r = 0; r < errs.length; r++) {
+            if (errs[r] != null) {
+                AssertionError e = new AssertionError("rank " + r + ": " + errs[r], errs[r]);
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    /** Polls until complete; returns the byte count. */
+    static int await(Transport t, int h) {
+        long deadline = System.nanoTime() + TIMEOUT;
+        while (true) {
+            int n = t.test(h);
+            if (n >= 0) {
+                return n;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("request " + h + " still pending after " + TIMEOUT / 1e9 + " s");
+            }
+        }
+    }
+
+    static ByteBuffer direct(int n) {
+        return ByteBuffer.allocateDirect(n).order(ByteOrder.nativeOrder());
+    }
+
+    static void fill(ByteBuffer b, int off, int len, int seed) {
+        for (int i = 0; i < len; i++) {
+            b.put(off + i, (byte) (seed * 31 + i * 7 + (i >>> 8)));
+        }
+    }
+
+    static void check(ByteBuffer b, int off, int len, int seed, String what) {
+        for (int i = 0; i < len; i++) {
+            byte e = (byte) (seed * 31 + i * 7 + (i >>> 8));
+            if (b.get(off + i) != e) {
+                fail(what + ": byte " + i + " of " + len + " is " + b.get(off + i) + ", expected " + e);
+            }
+        }
+    }
+
+    @Test
+    void pingPongEverySizeFromZeroToFourMebibytes() {
+        int[] sizes = {0, 1, 7, 8, 64, 1000, 4096, 8192, 8193, 65536, 100_000, 1 << 20, (4 << 20) + 3};
+        runOk(2, (t, boot, barrier) -> {
+            assertEquals(2, t.peers());
+            assertEquals(boot.rank(), t.peer());
+            assertEquals(1 - boot.rank(), t.globalRank(1 - boot.rank()));
+            int other = 1 - t.peer();
+            ByteBuffer buf = direct((4 << 20) + 64);
+            for (int round = 0; round < 3; round++) {
+                for (int s : sizes) {
+                    int seed = s + round;
+                    if (t.peer() == 0) {
+                        fill(buf, 5, s, seed);
+                        assertEquals(s, await(t, t.send(other, 42, buf, 5, s)));
+                        buf.put(3, (byte) 0);
+                        assertEquals(s, await(t, t.recv(other, 43, buf, 3, s + 10)), "echo length");
+                        check(buf, 3, s, seed, "echo of " + s + " B");
+                    } else {
+                        int n = await(t, t.recv(other, 42, buf, 0, s));
+                        assertEquals(s, n);
+                        check(buf, 0, s, seed, s + " B");
+                        await(t, t.send(other, 43, buf, 0, s));
+                    }
+                }
+            }
+        });
+    }
+
+    @Test
+    void messagesWithOneTagArriveInPostingOrderFromEverySource() {
+        // peers 0 and 2 stream sequence-numbered messages of mixed sizes (eager and rendezvous) to
+        // peer 1 with one tag; peer 1 posts half the receives before the sends and half after.
+        int count = 100;
+        runOk(3, (t, boot, barrier) -> {
+            ByteBuffer buf = direct(count * 20_000);
+            if (t.peer() == 1) {
+                int[] hs = new int[2 * count];
+                ByteBuffer[] in = {direct(count * 20_000), direct(count * 20_000)};
+                for (int i = 0; i < count / 2; i++) {
+                    for (int s = 0; s < 2; s++) {
+                        hs[2 * i + s] = t.recv(2 * s, 7, in[s], i * 20_000, 20_000);
+                    }
+                }
+                barrier.await();
+                Thread.sleep(50);
+                for (int i = count / 2; i < count; i++) {
+                    for (int s = 0; s < 2; s++) {
+                        hs[2 * i + s] = t.recv(2 * s, 7, in[s], i * 20_000, 20_000);
+                    }
+                }
+                for (int i = 0; i < count; i++) {
+                    for (int s = 0; s < 2; s++) {
+                        int n = await(t, hs[2 * i + s]);
+                        assertEquals(size(i), n, "length of message " + i + " from peer " + 2 * s);
+                        assertEquals(i, in[s].getInt(i * 20_000), "message " + i + " from peer " + 2 * s + " out of order");
+                        check(in[s], i * 20_000 + 4, n - 4, i + 1000 * s, "message " + i);
+                    }
+                }
+            } else {
+                barrier.await();
+                int[] hs = new int[count];
+                for (int i = 0; i < count; i++) {
+                    buf.putInt(i * 20_000, i);
+                    fill(buf, i * 20_000 + 4, size(i) - 4, i + 1000 * (t.peer() / 2));
+                    hs[i] = t.send(1, 7, buf, i * 20_000, size(i));
+                }
+                for (int h : hs) {
+                    await(t, h);
+                }
+            }
+        });
+    }
+
+    static int size(int i) {
+        return i % 5 == 0 ? 16_000 + i : 4 + (i * 37) % 300;
+    }
+
+    @Test
+    void aLongerMessageThanPostedIsTruncationNamingThePeer() {
+        runOk(2, (t, boot, barrier) -> {
+            ByteBuffer buf = direct(1 << 20);
+            for (int len : new int[] {100, 1 << 20}) {
+                if (t.peer() == 0) {
+                    await(t, t.send(1, 9, buf, 0, len));
+                } else {
+                    int h = t.recv(0, 9, buf, 0, len / 2);
+                    Transport.TruncatedException e = assertThrows(Transport.TruncatedException.class, () -> await(t, h));
+                    assertEquals(0, e.peer());
+                    assertTrue(e.getMessage().contains("node leader rank 0 (node 0)"), e.getMessage());
+                }
+                barrier.await(); // both done before the next size
+                // still usable afterwards
+                if (t.peer() == 0) {
+                    await(t, t.send(1, 10, buf, 0, 8));
+                } else {
+                    assertEquals(8, await(t, t.recv(0, 10, buf, 0, 8)));
+                }
+            }
+        });
+    }
+
+    @Test
+    void aClosedPeerFailsPendingAndLaterRequestsNamingItsGlobalRank() {
+        // 6 thread ranks, node leaders are the even ranks: peer 2 is global rank 4.
+        int[] leaders = {0, 2, 4};
+        Throwable[] errs = run(6, leaders, Map.of(), (t, boot, barrier) -> {
+            if (t == null) {
+                assertTrue(boot.rank() % 2 == 1, "rank " + boot.rank() + " is a node leader but got no transport");
+                barrier.await();
+                return;
+            }
+            assertEquals(boot.rank() / 2, t.peer());
+            assertEquals(4, t.globalRank(2));
+            ByteBuffer buf = direct(64);
+            if (t.peer() == 2) {
+                barrier.await();
+                t.close(); // the in-JVM stand-in for a dying leader; kill -9 is UcxProcessTest's
+                return;
+            }
+            int pending = t.recv(2, 1, buf, 0, 64);
+            barrier.await();
+            long t0 = System.nanoTime();
+            PeerFailureException e = assertThrows(PeerFailureException.class, () -> await(t, pending));
+            assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(30), "took " + (System.nanoTime() - t0) / 1e9 + " s");
+            assertTrue(e.getMessage().startsWith("rank " + boot.rank() + ": node leader rank 4 (node 2) disconnected: "),
+                    e.getMessage());
+            assertArrayEquals(new int[] {4}, e.ranks());
+            t.cancelAll();
+            PeerFailureException later = assertThrows(PeerFailureException.class, () -> t.send(2, 1, buf, 0, 8));
+            assertArrayEquals(new int[] {4}, later.ranks());
+            assertThrows(PeerFailureException.class, () -> t.recv(2, 1, buf, 0, 8));
+            // the healthy pair still talks
+            int other = 1 - t.peer();
+            int r = t.recv(other, 3, buf, 8, 8);
+            await(t, t.send(other, 3, buf, 0, 8));
+            assertEquals(8, await(t, r));
+        });
+        rethrow(errs);
+    }
+
+    @Test
+    void aBadUcxConfigurationFailsEveryRankWithUcxsReason() {
+        Throwable[] errs = run(3, new int[] {0, 1, 2}, Map.of("TLS", "no-such-transport"), (t, boot, barrier) ->
+                fail("connect succeeded"));
+        for (int r = 0; r < 3; r++) {
+            assertNotNull(errs[r], "rank " + r);
+            assertTrue(errs[r] instanceof Sharp4jException, errs[r].toString());
+            assertTrue(errs[r].getMessage().startsWith("UCX setup failed: node leader rank 0 (node 0): cannot create a UCX"
+                    + " context/worker with {TLS=no-such-transport}: "), errs[r].getMessage());
+        }
+    }
+
+    @Test
+    void badArgumentsAreRejectedBeforeUcxSeesThem() {
+        runOk(2, (t, boot, barrier) -> {
+            ByteBuffer d = direct(16);
+            int other = 1 - t.peer();
+            assertThrows(IllegalArgumentException.class, () -> t.send(other, -1, d, 0, 1));
+            assertThrows(IllegalArgumentException.class, () -> t.send(other, Transport.TAG_LIMIT, d, 0, 1));
+            assertThrows(IllegalArgumentException.class, () -> t.send(t.peer(), 0, d, 0, 1));
+            assertThrows(IllegalArgumentException.class, () -> t.recv(2, 0, d, 0, 1));
+            assertThrows(IndexOutOfBoundsException.class, () -> t.send(other, 0, d, 10, 7));
+            assertThrows(IllegalArgumentException.class, () -> t.send(other, 0, ByteBuffer.allocate(16), 0, 1));
+            // the largest tag works and stays apart from tag 0
+            ByteBuffer in = direct(16);
+            int a = t.recv(other, Transport.TAG_LIMIT - 2, in, 0, 4);
+            int b = t.recv(other, 0, in, 4, 4);
+            d.putInt(0, 11).putInt(4, 22);
+            await(t, t.send(other, 0, d, 4, 4));
+            await(t, t.send(other, Transport.TAG_LIMIT - 2, d, 0, 4));
+            await(t, a);
+            await(t, b);
+            assertEquals(11, in.getInt(0));
+            assertEquals(22, in.getInt(4));
+        });
+    }
+
+    @Test
+    void theRequestPoolIsFixedAndReused() {
+        int[] leaders = {0, 1};
+        rethrow(run(2, leaders, Map.of(), (t, boot, barrier) -> {
+            ByteBuffer d = direct(8);
+            int other = 1 - t.peer();
+            List<Integer> hs = new ArrayList<>();
+            for (int i = 0; i < UcxTransport.DEFAULT_POOL; i++) {
+                hs.add(t.recv(other, 100 + i, d, 0, 8));
+            }
+            Sharp4jException e = assertThrows(Sharp4jException.class, () -> t.recv(other, 99, d, 0, 8));
+            assertTrue(e.getMessage().contains("request handles"), e.getMessage());
+            t.cancelAll(); // frees them all
+            barrier.await();
+            for (int round = 0; round < 3; round++) {
+                int r = t.recv(other, 5, d, 0, 8);
+                await(t, t.send(other, 5, d, 0, 8));
+                await(t, r);
+            }
+        }));
+    }
+
+    /**
+     * What a message costs on the Java heap: sharp4j's side allocates nothing; jucx allocates a
+     * UcpRequest per post (plus two boxed Longs when the request does not complete at once).
+     */
+    @Test
+    void allocationPerMessageIsJucxsRequestObjectOnly() {
+        double[][] per = new double[2][];
+        runOk(2, (t, boot, barrier) -> {
+            com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+            long id = Thread.currentThread().getId();
+            ByteBuffer out = direct(64);
+            ByteBuffer in = direct(64);
+            int other = 1 - t.peer();
+            int iters = 20_000;
+            long recvBytes = 0;
+            long sendBytes = 0;
+            long testBytes = 0;
+            long probe = mx.getThreadAllocatedBytes(id);
+            long self = mx.getThreadAllocatedBytes(id) - probe; // what a measurement itself costs
+            for (int i = -20_000; i < iters; i++) {
+                long a = mx.getThreadAllocatedBytes(id);
+                int r = t.recv(other, 1, in, 0, 8);
+                long b = mx.getThreadAllocatedBytes(id);
+                int s = t.send(other, 1, out, 0, 8);
+                long c = mx.getThreadAllocatedBytes(id);
+                await(t, s);
+                await(t, r);
+                long d = mx.getThreadAllocatedBytes(id);
+                if (i >= 0) {
+                    recvBytes += b - a - self;
+                    sendBytes += c - b - self;
+                    testBytes += d - c - self;
+                }
+            }
+            per[t.peer()] = new double[] {(double) recvBytes / iters, (double) sendBytes / iters, (double) testBytes / iters};
+        });
+        for (int p = 0; p < 2; p++) {
+            System.out.printf("UCX transport heap allocation, peer %d, 8 B ping-pong: recv %.1f B, send %.1f B, test+progress %.1f B"
+                    + " per call%n", p, per[p][0], per[p][1], per[p][2]);
+            assertEquals(0, per[p][2], 1.0, "testing and progressing must not allocate");
+            assertTrue(per[p][0] + per[p][1] <= 200, "allocation per send+recv " + (per[p][0] + per[p][1])
+                    + " B: more than jucx's request objects");
+        }
+    }
+}
