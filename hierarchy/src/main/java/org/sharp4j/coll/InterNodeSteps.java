@@ -108,7 +108,8 @@ final class InterNodeSteps {
             why.add(pr.name() + ": " + objection);
         }
         if (host == null) {
-            throw new Sharp4jException("the job spans " + topo.nodeCount() + " nodes on different hosts but no inter-node "
+            throw new Sharp4jException("the job spans " + topo.nodeCount() + " nodes" + (topo.singleHost() ? " (simulated on one host)"
+                    : " on different hosts") + " but no inter-node "
                     + "transport is usable" + (why.isEmpty() ? "" : " (" + String.join("; ", why) + ")")
                     + (forced.equals("auto") ? ": put the fallback (UCX) module on the class path, or run all ranks on one host"
                             : " (forced by sharp4j.internode=" + forced + ")"));

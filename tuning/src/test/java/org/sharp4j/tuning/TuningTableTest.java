@@ -26,9 +26,11 @@ class TuningTableTest {
         assertEquals(2, t.treeRadix(AR, 8));
         assertEquals(16384, t.summary().tiledThresholdBytes());
         assertEquals(2, t.summary().treeRadix());
-        // inter-node: k-nomial below 4k, SRA from 4k; SHARP only from 4 nodes
-        assertEquals(Algorithm.KNOMIAL, t.interAlgorithm(AR, 4095));
-        assertEquals(Algorithm.SRA, t.interAlgorithm(AR, 4096));
+        // inter-node: k-nomial radix 2 up to 16k, SRA radix 4 from 16k; SHARP only from 4 nodes
+        assertEquals(Algorithm.KNOMIAL, t.interAlgorithm(AR, 16383));
+        assertEquals(2, t.interRadix(AR, 16383));
+        assertEquals(Algorithm.SRA, t.interAlgorithm(AR, 16384));
+        assertEquals(4, t.interRadix(AR, 16384));
         assertEquals(0, t.sharpMaxBytes(AR));
         CompiledTable big = TuningTable.builtIn().compile(4, 4);
         assertEquals(Algorithm.SHARP, big.interAlgorithm(AR, 2047));
