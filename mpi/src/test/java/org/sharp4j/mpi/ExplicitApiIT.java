@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -18,13 +19,28 @@ class ExplicitApiIT {
     static String agentJar;
     static String logConfig;
 
+    /**
+     * Why every test is skipped, or null: assumed per test in {@link #mpirunIsThere()}, since
+     * surefire reports an assumption failed in {@code @BeforeAll} as "Tests run: 0" without the reason.
+     */
+    static String skip;
+
     @BeforeAll
     static void setUp() throws Exception {
         String problem = Mpirun.problem();
-        assumeTrue(problem == null, () -> "skipping the mpirun tests: " + problem);
+        if (problem != null) {
+            skip = "skipping the mpirun tests: " + problem;
+            System.err.println("ExplicitApiIT: " + skip);
+            return;
+        }
         agentJar = System.getProperty("sharp4j.it.agentJar");
         cp = System.getProperty("sharp4j.it.testClasses") + ":" + agentJar + ":" + Mpirun.mpiJar;
         logConfig = "-Dlogback.configurationFile=" + ExplicitApiIT.class.getResource("/org/sharp4j/mpi/agent-logback.xml");
+    }
+
+    @BeforeEach
+    void mpirunIsThere() {
+        assumeTrue(skip == null, skip);
     }
 
     static Mpirun.Result run(List<String> jvmArgs) throws Exception {

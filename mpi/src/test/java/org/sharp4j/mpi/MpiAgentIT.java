@@ -17,6 +17,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -46,14 +47,29 @@ class MpiAgentIT {
     static String agentJar;
     static String programCp;
 
+    /**
+     * Why every test is skipped, or null: assumed per test in {@link #mpirunIsThere()}, since
+     * surefire reports an assumption failed in {@code @BeforeAll} as "Tests run: 0" without the reason.
+     */
+    static String skip;
+
     @BeforeAll
     static void setUp() throws Exception {
         String problem = Mpirun.problem();
-        assumeTrue(problem == null, () -> "skipping the mpirun tests: " + problem);
+        if (problem != null) {
+            skip = "skipping the mpirun tests: " + problem;
+            System.err.println("MpiAgentIT: " + skip);
+            return;
+        }
         agentJar = System.getProperty("sharp4j.it.agentJar");
         assertNotNull(agentJar, "sharp4j.it.agentJar (set by the pom)");
         assertTrue(Files.isRegularFile(Path.of(agentJar)), "no agent jar at " + agentJar + " (mvn package builds it)");
         programCp = System.getProperty("sharp4j.it.testClasses") + ":" + Mpirun.mpiJar;
+    }
+
+    @BeforeEach
+    void mpirunIsThere() {
+        assumeTrue(skip == null, skip);
     }
 
     static List<String> agent(boolean enable) {

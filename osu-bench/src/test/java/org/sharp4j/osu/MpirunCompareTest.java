@@ -42,16 +42,33 @@ class MpirunCompareTest {
     }
 
     static void assumeMpi() {
-        assumeTrue(mpirun != null, "mpirun is not on PATH: skipping the mpirun end-to-end tests (run .ci/setup-mpi.sh)");
-        assumeTrue(Files.isRegularFile(Path.of(mpiJar)), "no Open MPI mpi.jar at " + mpiJar + ": skipping (run .ci/setup-mpi.sh)");
-        boolean compiled;
+        String problem = mpiProblem();
+        assumeTrue(problem == null, problem);
+    }
+
+    /** Why the mpirun tests cannot run here (after {@link #environment()}), or null. */
+    static String mpiProblem() {
+        if (mpirun == null) {
+            return "mpirun is not on PATH: skipping the mpirun end-to-end tests (run .ci/setup-mpi.sh)";
+        }
+        if (!Files.isRegularFile(Path.of(mpiJar))) {
+            return "no Open MPI mpi.jar at " + mpiJar + ": skipping (run .ci/setup-mpi.sh)";
+        }
         try {
             Class.forName(Osu.MPI_PROVIDER, false, MpirunCompareTest.class.getClassLoader());
-            compiled = true;
         } catch (ClassNotFoundException | LinkageError e) {
-            compiled = false;
+            return "the MPI backend was not compiled (profile open-mpi inactive: mpi.jar not in ~/.m2): skipping";
         }
-        assumeTrue(compiled, "the MPI backend was not compiled (profile open-mpi inactive: mpi.jar not in ~/.m2): skipping");
+        return null;
+    }
+
+    /** The ranks' class path: this test JVM's, plus mpi.jar unless it is there already. */
+    static String rankClassPath() {
+        List<String> cp = new ArrayList<>(Procs.classPath());
+        if (cp.stream().noneMatch(Procs::isMpiJar)) {
+            cp.add(mpiJar);
+        }
+        return Procs.join(cp);
     }
 
     static Procs.Result mpirun(String main, String... args) throws Exception {
@@ -59,17 +76,13 @@ class MpirunCompareTest {
     }
 
     static Procs.Result mpirun(List<String> extraMpirunFlags, String main, String... args) throws Exception {
-        List<String> cp = new ArrayList<>(Procs.classPath());
-        if (cp.stream().noneMatch(Procs::isMpiJar)) {
-            cp.add(mpiJar);
-        }
         List<String> cmd = new ArrayList<>();
         cmd.add(mpirun.toString());
         cmd.addAll(Procs.words(mpirunFlags));
         cmd.addAll(extraMpirunFlags);
         cmd.addAll(List.of("-np", "2", Procs.java()));
         cmd.addAll(Procs.words(javaOpts));
-        cmd.addAll(List.of("-Xmx256m", "-cp", Procs.join(cp), main));
+        cmd.addAll(List.of("-Xmx256m", "-cp", rankClassPath(), main));
         cmd.addAll(List.of(args));
         return Procs.run(cmd, 240);
     }

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
@@ -46,10 +47,17 @@ final class Procs {
     }
 
     static Result run(List<String> command, long timeoutSeconds) throws IOException, InterruptedException {
+        return run(command, Map.of(), timeoutSeconds);
+    }
+
+    /** Runs the command with {@code env} added to this JVM's environment; stdout and stderr apart. */
+    static Result run(List<String> command, Map<String, String> env, long timeoutSeconds) throws IOException, InterruptedException {
         Path out = Files.createTempFile("osu-out", ".txt");
         Path err = Files.createTempFile("osu-err", ".txt");
         try {
-            Process p = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+            ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile());
+            pb.environment().putAll(env);
+            Process p = pb.start();
             if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
                 p.descendants().forEach(ProcessHandle::destroyForcibly);
                 p.destroyForcibly();

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -16,6 +17,7 @@ import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -25,7 +27,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * bridge, host names host0..host2 by {@code unshare -u}), the ranks of one job spread over them by
  * the embedded launcher ({@code --bind} on the bridge, {@code --rank-prefix} into the namespaces),
  * UCX over TCP across the veths. The topology sees three hosts, so phase 3 is UCX without forcing.
- * Skipped, with the reason, where network namespaces cannot be made (not root, no CAP_SYS_ADMIN).
+ * Skipped, with the reason (per test), where network namespaces cannot be made (not root, no
+ * CAP_SYS_ADMIN, no iproute2); failed instead when the environment says {@code CI=true}.
  */
 class NetnsRigTest {
     static final Path SCRIPT = findScript();
@@ -44,14 +47,41 @@ class NetnsRigTest {
         return null;
     }
 
+    /**
+     * Why every test is skipped, or null. Recorded here and acted on in {@link #rigIsThere()}: a
+     * failed assumption in {@code @BeforeAll} is reported by surefire as "Tests run: 0, Skipped: 0",
+     * without the reason, so the skip would be invisible.
+     */
+    static String skip;
+
     @BeforeAll
     static void namespacesWork() throws Exception {
-        Assumptions.assumeTrue(SCRIPT != null, "no .ci/netns-rig.sh above " + Path.of("").toAbsolutePath());
+        if (SCRIPT == null) {
+            skip = "no .ci/netns-rig.sh above " + Path.of("").toAbsolutePath();
+            System.err.println("NetnsRigTest: " + skip);
+            return;
+        }
         ProcessBuilder pb = new ProcessBuilder("bash", SCRIPT.toString(), "check").redirectErrorStream(true);
         pb.environment().putAll(ENV);
         Process p = pb.start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-        Assumptions.assumeTrue(p.waitFor() == 0, "network namespaces are not available here, the 3-host rig is skipped: " + out);
+        if (p.waitFor() != 0) {
+            skip = "network namespaces are not available here, the 3-host rig is skipped: " + out;
+            System.err.println("NetnsRigTest: " + skip);
+        }
+    }
+
+    /** Skips each test, saying why; on CI (CI=true: root, the rig must run) fails it instead. */
+    @BeforeEach
+    void rigIsThere() {
+        if (skip != null && onCi()) {
+            fail("CI=true, so the 3-host rig must run, but: " + skip);
+        }
+        Assumptions.assumeTrue(skip == null, skip);
+    }
+
+    static boolean onCi() {
+        return "true".equalsIgnoreCase(System.getenv("CI"));
     }
 
     @AfterAll
