@@ -62,13 +62,20 @@ import org.sharp4j.tuning.CompiledTable;
  * them already gave up, and refuses later calls. Abort messages use tag kind 3 and are received
  * by receives posted at construction, one per peer, polled only by {@link #abortWord()}.
  *
- * <p>Single-threaded (one node leader thread), including {@link #abort}; no allocation per call.
+ * <p>Single-threaded (one node leader thread); {@link #abort} from another thread while a call
+ * runs is handed to the calling thread, which stops waiting and sends it. No allocation per call.
  */
 public final class HostStep implements InterNodeStep {
     /** Payload bytes per fragment: the scratch is two fragments (plus a 48-byte header each) per peer of a group. */
     public static final int DEFAULT_FRAG_BYTES = 128 * 1024;
     private static final long ABORT_TAG = Exchange.tag(Exchange.KIND_ABORT, 0, 0, 0);
     private static final long ABORT_FLUSH_NANOS = 200_000_000L;
+
+    /** The thread inside a call (null between calls), for aborts from other threads. */
+    private volatile Thread caller;
+    private volatile boolean deferredAbort;
+    private volatile int deferredRank;
+    private volatile int deferredBlamed;
 
     private final Transport tr;
     private final CompiledTable table;
@@ -181,6 +188,7 @@ public final class HostStep implements InterNodeStep {
         }
         final long bytes = t == null ? 0 : (long) count * t.size;
         x.begin(++seq, desc, status);
+        caller = Thread.currentThread();
         try {
             if (c == Collective.BARRIER) {
                 barrier.run(patterns[spineRadix]);
@@ -210,6 +218,8 @@ public final class HostStep implements InterNodeStep {
         } catch (RuntimeException e) {
             fail(e);
             throw e;
+        } finally {
+            caller = null;
         }
         x.end(status);
     }
@@ -218,6 +228,10 @@ public final class HostStep implements InterNodeStep {
         broken = e;
         if (abortWord() != 0) {
             return; // another leader gave up first and told everyone
+        }
+        if (deferredAbort) { // Communicator.abort from another thread, handed over to this one
+            abort(deferredRank, deferredBlamed);
+            return;
         }
         int blamed = -1;
         if (e instanceof PeerFailureException) {
@@ -234,6 +248,16 @@ public final class HostStep implements InterNodeStep {
     @Override
     public void abort(int rank, int blamed) {
         if (abortSent || closed) {
+            return;
+        }
+        Thread c = caller;
+        if (c != null && c != Thread.currentThread()) {
+            // The transport is single-threaded and a call is driving it: hand the abort to that
+            // thread, which stops waiting, sends it to the peers and fails the call.
+            deferredRank = rank;
+            deferredBlamed = blamed;
+            deferredAbort = true;
+            x.requestAbort("rank " + rank + " aborted the job (from another thread) during a call");
             return;
         }
         abortSent = true;

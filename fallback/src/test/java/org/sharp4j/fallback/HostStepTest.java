@@ -335,6 +335,55 @@ class HostStepTest {
     }
 
     @Test
+    void anAbortFromAnotherThreadEndsTheCallOnItsOwnThreadAndReachesThePeers() throws Exception {
+        final int n = 3;
+        MemTransport.Mesh mesh = MemTransport.Mesh.of(n);
+        HostStep[] steps = new HostStep[n];
+        long[] words = new long[n];
+        CountDownLatch inCall = new CountDownLatch(1);
+        Throwable[] errors = Team.run(n, 30_000, node -> {
+            try (HostStep step = new HostStep(mesh.end(node), Team.table(null, n), Team.waiter(LONG_TIMEOUT, steps, node), "t")) {
+                steps[node] = step;
+                if (node == 2) { // never joins the barrier: nodes 0 and 1 wait in it
+                    inCall.await();
+                    Thread.sleep(50);
+                    long w = 0;
+                    for (long end = System.nanoTime() + 5_000_000_000L; w == 0 && System.nanoTime() < end; ) {
+                        w = step.abortWord();
+                        Thread.sleep(1);
+                    }
+                    words[node] = w;
+                    return;
+                }
+                if (node == 0) {
+                    Thread other = new Thread(() -> {
+                        try {
+                            inCall.await();
+                            Thread.sleep(100);
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                        step.abort(mesh.globalRanks[0], -1); // as Communicator.abort from an application thread
+                    });
+                    other.start();
+                }
+                inCall.countDown();
+                try {
+                    step.barrier(BARRIER, new CallStatus());
+                } finally {
+                    words[node] = step.abortWord();
+                }
+            }
+        });
+        Throwable e0 = errors[0];
+        assertTrue(e0 instanceof Sharp4jException && e0.getMessage().contains("aborted"), "node 0: " + e0);
+        long want = ((long) 0 << 32) | (mesh.globalRanks[0] + 1);
+        assertTrue(errors[1] instanceof PeerFailureException, "node 1: " + errors[1]);
+        assertEquals(want, words[1], "node 1 sees node 0's abort");
+        assertEquals(want, words[2], "node 2 sees node 0's abort");
+    }
+
+    @Test
     void oneNodeIsANoOp() {
         MemTransport.Mesh mesh = MemTransport.Mesh.of(1);
         try (HostStep step = new HostStep(mesh.end(0), Team.table(null, 1), Team.waiter(LONG_TIMEOUT, null, 0), "t")) {

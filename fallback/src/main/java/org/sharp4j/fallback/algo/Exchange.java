@@ -236,6 +236,9 @@ public final class Exchange {
 
         @Override
         public boolean done() {
+            if (abortRequest != null) { // another thread aborted: end the wait here, on the transport's own thread
+                throw new org.sharp4j.Sharp4jException(abortRequest);
+            }
             int r;
             try {
                 r = tr.test(req);
@@ -249,6 +252,17 @@ public final class Exchange {
             bytes = r;
             return true;
         }
+    }
+
+    /** Set by another thread (volatile: read once per poll, a plain load on x86) to end the current wait with an error. */
+    private volatile String abortRequest;
+
+    /**
+     * Makes the thread inside a call stop waiting and fail with {@code reason}, so that the single
+     * thread that drives the transport is the one that tells the peers (see HostStep.abort).
+     */
+    public void requestAbort(String reason) {
+        abortRequest = reason;
     }
 
     private int await(int req, int node) {
