@@ -1,19 +1,23 @@
 package org.sharp4j;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.ServiceLoader;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.sharp4j.bootstrap.Bootstrap;
 import org.sharp4j.bootstrap.RendezvousBootstrap;
 import org.sharp4j.bootstrap.SingletonBootstrap;
 import org.sharp4j.bootstrap.pmix.PmixBootstrap;
 import org.sharp4j.coll.Engine;
+import org.sharp4j.spi.BootstrapProvider;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** Entry points: build a {@link Communicator} for this process or for a given bootstrap. */
 public final class Sharp4j {
-    /** System property choosing how {@link #init()} finds the job's ranks: auto (default), launcher, pmix or singleton. */
+    /** System property choosing how {@link #init()} finds the job's ranks: auto (default), pmix, mpi, launcher or singleton. */
     public static final String BOOTSTRAP_PROPERTY = "sharp4j.bootstrap";
 
     private static final Logger LOG = LoggerFactory.getLogger(Sharp4j.class);
@@ -27,7 +31,8 @@ public final class Sharp4j {
      * properties. Under the embedded launcher ({@code bin/sharp4j-run}) the ranks meet through
      * its rendezvous; under a PMIx launcher ({@code mpirun} of Open MPI 4+, {@code srun --mpi=pmix})
      * through libpmix; a program started alone is a job of one rank. {@code sharp4j.bootstrap}
-     * (auto, launcher, pmix, singleton) forces one. Collective: every rank calls it.
+     * (auto, pmix, mpi, launcher, singleton) forces one; an initialised Open MPI Java world is used
+     * when PMIx is not (module {@code mpi}). Collective: every rank calls it.
      */
     public static Communicator init() {
         return init(Config.fromSystemProperties());
@@ -50,8 +55,10 @@ public final class Sharp4j {
 
     /**
      * The bootstrap {@code mode} names. auto: the embedded launcher's rendezvous if
-     * {@code SHARP4J_RENDEZVOUS} is set, else PMIx if {@code PMIX_RANK} and {@code PMIX_NAMESPACE}
-     * are set and libpmix loads, else a job of one rank. The choice and its reason are logged at
+     * {@code SHARP4J_RENDEZVOUS} is set (only the launcher sets it, for its own ranks), else PMIx if
+     * {@code PMIX_RANK} and {@code PMIX_NAMESPACE} are set and libpmix loads, else a registered
+     * {@link BootstrapProvider} that is usable (mpi: an initialised Open MPI Java world of more than
+     * one rank), else a job of one rank. The choice and its reason are logged at
      * INFO once per process.
      */
     static Bootstrap selectBootstrap(String mode, Map<String, String> env) {
@@ -75,7 +82,14 @@ public final class Sharp4j {
                 b = new SingletonBootstrap();
                 why = BOOTSTRAP_PROPERTY + "=singleton";
                 break;
-            case "auto":
+            case "auto": {
+                // PMIx (mpirun, PRRTE, srun --mpi=pmix), then an initialised Open MPI Java world (a
+                // launcher whose PMIx we cannot load), then a job of one. The embedded launcher's
+                // variable is checked before all of them: it sets it for its own ranks only, while
+                // PMIx variables may be inherited from an allocation bin/sharp4j-run was started in.
+                List<String> no = new ArrayList<>();
+                b = null;
+                why = null;
                 if (env.get(RendezvousBootstrap.ENV_RENDEZVOUS) != null) {
                     b = RendezvousBootstrap.fromEnvironment();
                     why = "auto: " + RendezvousBootstrap.ENV_RENDEZVOUS + " is set (embedded launcher)";
@@ -90,16 +104,46 @@ public final class Sharp4j {
                         b = new PmixBootstrap();
                         why = "auto: PMIX_RANK and PMIX_NAMESPACE are set and libpmix loaded";
                     } else {
-                        b = new SingletonBootstrap();
-                        why = "auto: PMIX_RANK and PMIX_NAMESPACE are set but " + problem + "; running as a job of one rank";
+                        no.add("pmix: PMIX_RANK and PMIX_NAMESPACE are set but " + problem);
                     }
                 } else {
+                    no.add("pmix: PMIX_RANK/PMIX_NAMESPACE not set");
+                }
+                if (b == null) {
+                    for (BootstrapProvider p : ServiceLoader.load(BootstrapProvider.class)) {
+                        String problem = p.unavailableReason();
+                        if (problem == null) {
+                            b = p.create();
+                            why = "auto: " + p.name() + " is usable" + (no.isEmpty() ? "" : " (" + String.join("; ", no) + ")");
+                            break;
+                        }
+                        no.add(p.name() + ": " + problem);
+                    }
+                }
+                if (b == null) {
                     b = new SingletonBootstrap();
-                    why = "auto: neither " + RendezvousBootstrap.ENV_RENDEZVOUS + " nor PMIX_RANK/PMIX_NAMESPACE is set";
+                    why = "auto: running as a job of one rank (" + String.join("; ", no) + "; launcher: "
+                            + RendezvousBootstrap.ENV_RENDEZVOUS + " not set)";
                 }
                 break;
-            default:
-                throw new IllegalArgumentException(BOOTSTRAP_PROPERTY + " must be auto, launcher, pmix or singleton, got '" + mode + "'");
+            }
+            default: {
+                for (BootstrapProvider p : ServiceLoader.load(BootstrapProvider.class)) {
+                    if (p.name().equals(m)) {
+                        String problem = p.unavailableReason();
+                        if (problem != null) {
+                            throw new Sharp4jException(BOOTSTRAP_PROPERTY + "=" + m + " but " + problem);
+                        }
+                        b = p.create();
+                        why = BOOTSTRAP_PROPERTY + "=" + m;
+                        String detail = "rank " + b.rank() + " of " + b.size();
+                        LOG.info("sharp4j: bootstrap {} chosen ({}): {}", b.name(), why, detail);
+                        return b;
+                    }
+                }
+                throw new IllegalArgumentException(BOOTSTRAP_PROPERTY + " must be auto, pmix, mpi, launcher or singleton, got '"
+                        + mode + "'" + (m.equals("mpi") ? " (mpi needs the sharp4j-mpi module and Open MPI's mpi.jar on the class path)" : ""));
+            }
         }
         String detail = "pmix".equals(b.name()) ? b.toString() : "rank " + b.rank() + " of " + b.size();
         if (SELECTION_LOGGED.compareAndSet(false, true)) {

@@ -67,4 +67,25 @@ class ExplicitApiIT {
         assertTrue(r.err().contains("sharp4j-mpi summary at MPI.Finalize (world rank 0): allReduce: 2 routed, 1 passed to MPI (user-defined op: 1)"),
                 r::toString);
     }
+
+    static Mpirun.Result init(String... jvmArgs) throws Exception {
+        List<String> args = new java.util.ArrayList<>(List.of(jvmArgs));
+        args.add(logConfig);
+        args.add("-Dsharp4j.log.level=INFO");
+        Mpirun.Result r = Mpirun.run(2, Mpirun.java(), List.of(), args, cp, InitBootstrapMain.class.getName(), List.of());
+        assertEquals(0, r.exit(), r::toString);
+        assertTrue(r.out().contains("INIT OK 2"), r::toString);
+        return r;
+    }
+
+    /** Sharp4j.init() in an MPI program: PMIx when it loads, else MPI.COMM_WORLD, or forced with sharp4j.bootstrap=mpi. */
+    @Test
+    void initChoosesPmixThenTheMpiWorld() throws Exception {
+        String all = init().toString();
+        assertTrue(all.contains("bootstrap pmix chosen (auto: PMIX_RANK and PMIX_NAMESPACE are set"), all);
+        all = init("-Djna.nosys=true", "-Djna.nounpack=true", "-Djna.boot.library.path=/nonexistent").toString(); // JNA, so PMIx, cannot load
+        assertTrue(all.contains("bootstrap mpi chosen (auto: mpi is usable (pmix: PMIX_RANK and PMIX_NAMESPACE are set but"), all);
+        all = init("-Dsharp4j.bootstrap=mpi").toString();
+        assertTrue(all.contains("bootstrap mpi chosen (sharp4j.bootstrap=mpi)"), all);
+    }
 }
