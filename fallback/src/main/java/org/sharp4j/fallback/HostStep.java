@@ -216,12 +216,39 @@ public final class HostStep implements InterNodeStep {
                 }
             }
         } catch (RuntimeException e) {
-            fail(e);
-            throw e;
+            RuntimeException reported = blameFromAbort(e);
+            fail(reported);
+            throw reported;
         } finally {
             caller = null;
         }
         x.end(status);
+    }
+
+    /**
+     * A leader that gives up sends its abort, then usually exits: its peers may see it disconnect
+     * (and blame it) before they look at the abort. Its message came first on the same connection,
+     * so after a peer failure the abort receives are polled once more and, if one arrived, the
+     * rank it blames is reported, as the engine's probe does for aborts.
+     */
+    private RuntimeException blameFromAbort(RuntimeException e) {
+        if (!(e instanceof PeerFailureException)) {
+            return e;
+        }
+        long w = 0;
+        for (int i = 0; i < 16 && w == 0; i++) { // a few progress rounds: the message may still be in the worker
+            w = abortWord();
+        }
+        if (w == 0) {
+            return e;
+        }
+        int giver = (int) w - 1;
+        int blamed = (int) (w >>> 32) - 1;
+        if (blamed < 0 || blamed == giver) {
+            return e;
+        }
+        return new PeerFailureException("rank " + myRank + ": rank " + giver + " gave up on the job because of rank " + blamed
+                + " (then: " + e.getMessage() + ")", new int[] {blamed});
     }
 
     private void fail(RuntimeException e) {

@@ -383,6 +383,38 @@ class HostStepTest {
         assertEquals(want, words[2], "node 2 sees node 0's abort");
     }
 
+    /**
+     * 3 nodes, radix 2: node 1 (node 0's extra) is dead; node 0 notices, sends its abort and exits
+     * at once; node 2, which waits only for node 0, then sees node 0 vanish. It must still blame
+     * node 1, from node 0's abort, not node 0. Its probe does not look at aborts here (null steps),
+     * so only the step's own check can get it right.
+     */
+    @Test
+    void aLeaderThatGivesUpAndExitsIsNotBlamedForItsOwnAbort() {
+        final int n = 3;
+        MemTransport.Mesh mesh = MemTransport.Mesh.of(n);
+        mesh.kill(1);
+        HostStep[] steps = new HostStep[n];
+        Throwable[] errors = Team.run(n, 30_000, node -> {
+            if (node == 1) {
+                return;
+            }
+            HostStep step = new HostStep(mesh.end(node), Team.table(null, n), Team.waiter(LONG_TIMEOUT, node == 0 ? steps : null, node), "t");
+            steps[node] = step;
+            try {
+                step.barrier(BARRIER, new CallStatus());
+            } finally {
+                if (node == 0) {
+                    mesh.kill(0); // gave up and exited, right after telling the others
+                }
+            }
+        });
+        assertTrue(errors[0] instanceof PeerFailureException, "node 0: " + errors[0]);
+        assertTrue(errors[2] instanceof PeerFailureException, "node 2: " + errors[2]);
+        assertEquals(mesh.globalRanks[1], ((PeerFailureException) errors[2]).ranks()[0], "node 2 blames: " + errors[2].getMessage());
+        assertTrue(errors[2].getMessage().contains("because of rank " + mesh.globalRanks[1]), errors[2].getMessage());
+    }
+
     @Test
     void oneNodeIsANoOp() {
         MemTransport.Mesh mesh = MemTransport.Mesh.of(1);
