@@ -35,64 +35,33 @@ public final class KnomialAllreduce {
 
     /** Spine form: {@code count * t.size <= x.fragBytes()}; {@code t} may be null with count 0 (a barrier). */
     public void runMerged(KnomialPattern p, ByteBuffer u, int off, int count, DataType t, Op op) {
-        final int last = p.iterations + 1;
-        if (p.role == KnomialPattern.EXTRA) {
-            x.group(2, 1);
-            x.member(0, p.partner);
-            x.sendTo(0, 0, count);
-            x.spineRound(0, u, off, t, op, false);
-            x.group(2, 1);
-            x.member(0, p.partner);
-            x.recvFrom(0, 0, count);
-            x.spineRound(last, u, off, t, op, true);
-            return;
-        }
-        if (p.role == KnomialPattern.PROXY) {
-            x.group(2, 0);
-            x.member(1, p.partner);
-            x.recvFrom(1, 0, count);
-            x.spineRound(0, u, off, t, op, false);
-        }
-        for (int i = 0; i < p.iterations; i++) {
-            int g = p.groupSize(i);
-            int mp = p.position(i);
-            x.group(g, mp);
-            for (int pos = 0; pos < g; pos++) {
-                if (pos != mp) {
-                    x.member(pos, p.peer(i, pos));
-                    x.sendTo(pos, 0, count);
-                    x.recvFrom(pos, 0, count);
-                }
-            }
-            x.spineRound(1 + i, u, off, t, op, false);
-        }
-        if (p.role == KnomialPattern.PROXY) {
-            x.group(2, 0);
-            x.member(1, p.partner);
-            x.sendTo(1, 0, count);
-            x.spineRound(last, u, off, t, op, false);
-        }
+        walk(p, u, off, count, t, op, true);
     }
 
     /** Data form, any count, pipelined by fragments; only after a spine that ended ok. */
     public void run(KnomialPattern p, ByteBuffer u, int off, int count, DataType t, Op op) {
+        walk(p, u, off, count, t, op, false);
+    }
+
+    /** The pattern's rounds, each as a spine round ({@code merged}) or a data round. */
+    private void walk(KnomialPattern p, ByteBuffer u, int off, int count, DataType t, Op op, boolean merged) {
         final int last = p.iterations + 1;
         if (p.role == KnomialPattern.EXTRA) {
             x.group(2, 1);
             x.member(0, p.partner);
             x.sendTo(0, 0, count);
-            x.dataRound(0, u, off, t, op, false);
+            round(merged, 0, u, off, t, op, false, false);      // hand this node's data to the proxy
             x.group(2, 1);
             x.member(0, p.partner);
             x.recvFrom(0, 0, count);
-            x.dataRound(last, u, off, t, op, false);
+            round(merged, last, u, off, t, op, true, false);    // adopt the proxy's result
             return;
         }
         if (p.role == KnomialPattern.PROXY) {
             x.group(2, 0);
             x.member(1, p.partner);
             x.recvFrom(1, 0, count);
-            x.dataRound(0, u, off, t, op, true);
+            round(merged, 0, u, off, t, op, false, true);       // proxy (+) extra
         }
         for (int i = 0; i < p.iterations; i++) {
             int g = p.groupSize(i);
@@ -105,13 +74,22 @@ public final class KnomialAllreduce {
                     x.recvFrom(pos, 0, count);
                 }
             }
-            x.dataRound(1 + i, u, off, t, op, true);
+            round(merged, 1 + i, u, off, t, op, false, true);   // p0 (+) p1 (+) ... by group position
         }
         if (p.role == KnomialPattern.PROXY) {
             x.group(2, 0);
             x.member(1, p.partner);
             x.sendTo(1, 0, count);
-            x.dataRound(last, u, off, t, op, false);
+            round(merged, last, u, off, t, op, false, false);   // the result back to the extra
+        }
+    }
+
+    /** {@code take} is the spine's fold-out flag, {@code combine} the data round's (a spine round always merges). */
+    private void round(boolean merged, int r, ByteBuffer u, int off, DataType t, Op op, boolean take, boolean combine) {
+        if (merged) {
+            x.spineRound(r, u, off, t, op, take);
+        } else {
+            x.dataRound(r, u, off, t, op, combine);
         }
     }
 }
