@@ -524,7 +524,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             // Phase 2: socket leaders reduce node tiles over the sockets' results.
             if (socketCount > 1 && socketLeader) {
                 for (int m = 1; m < q; m++) {
-                    sock.await(set, m, ShmLevel.TILED, s, waiter, st);
+                    sock.awaitTiled(set, m, s, desc, waiter, st);
                 }
                 node.publish(set, ShmLevel.ARRIVED, s, desc, st);
                 int ntile = ceilDiv(ceilDiv(n, socketCount), lineElems) * lineElems;
@@ -548,7 +548,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             if (nodeLeader) {
                 ShmLevel top = socketCount > 1 ? node : sock;
                 for (int m = 1; m < top.members; m++) {
-                    top.await(set, m, ShmLevel.TILED, s, waiter, st);
+                    top.awaitTiled(set, m, s, desc, waiter, st);
                 }
                 if (inter != null) { // even after a mismatch: the other node leaders are waiting in it
                     interNode(kind, resLvl.buf, resOff, n, t, op, root, desc);                  // phase 3

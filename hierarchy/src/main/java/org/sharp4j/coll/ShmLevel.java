@@ -247,6 +247,21 @@ public final class ShmLevel {
         }
     }
 
+    /**
+     * Waits for member {@code m}'s TILED of {@code seq}, unless the call signature it published
+     * with its ARRIVED (already acquired by the caller) differs from ours: a member that called
+     * something else may be on the tree algorithm, which never publishes TILED, so waiting for it
+     * would hang. Its ARRIVED (or a RELEASED, for a level's root) already told us about the
+     * mismatch, which the release carries to every rank; whatever it is still doing with this set,
+     * it finishes before it arrives at the next call, which every rank then waits for.
+     */
+    void awaitTiled(int set, int m, long seq, long desc, Waiter w, CallStatus st) {
+        if (Desc.differs(descOf(set, m), desc)) {
+            return;
+        }
+        await(set, m, TILED, seq, w, st);
+    }
+
     long abortWord() {
         return Flags.volatileGet(buf, H_ABORT);
     }
