@@ -104,24 +104,70 @@ public final class Config {
     }
 
     public static Config fromProperties(Properties p) {
-        try {
-            Config c = new Config();
-            c.simulatedNodes = Integer.parseInt(p.getProperty("sharp4j.topology.nodes", "0").trim());
-            c.simulatedSockets = Integer.parseInt(p.getProperty("sharp4j.topology.sockets", "0").trim());
-            c.groupByNuma = parseGroup(p.getProperty("sharp4j.topology.group", "socket"));
-            c.hostname = p.getProperty("sharp4j.hostname");
-            c.slotBytes = (int) Math.min(Integer.MAX_VALUE, Sizes.parseBytes(p.getProperty("sharp4j.slot.bytes", "64k")));
-            c.sharedBytes = (int) Math.min(Integer.MAX_VALUE, Sizes.parseBytes(p.getProperty("sharp4j.shared.bytes", "1M")));
-            c.table = TuningTable.resolve(p, System.getenv());
-            c.waitSpec = p.getProperty("sharp4j.wait");
-            c.timeoutNanos = WaitPolicy.parseNanos(p.getProperty("sharp4j.timeout", "300"));
-            c.shmDir = Path.of(p.getProperty("sharp4j.shm.dir", "/dev/shm"));
-            c.warmupRounds = Integer.parseInt(p.getProperty("sharp4j.warmup", Integer.toString(DEFAULT_WARMUP_ROUNDS)).trim());
-            c.interNode = p.getProperty("sharp4j.internode", "auto").trim().toLowerCase(java.util.Locale.ROOT);
-            return c.validated();
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("bad sharp4j.* property: " + e.getMessage(), e);
+        Config c = new Config();
+        c.simulatedNodes = prop(p, "sharp4j.topology.nodes", "0", Config::nonNegativeInt);
+        c.simulatedSockets = prop(p, "sharp4j.topology.sockets", "0", Config::nonNegativeInt);
+        c.groupByNuma = prop(p, "sharp4j.topology.group", "socket", Config::parseGroup);
+        c.hostname = p.getProperty("sharp4j.hostname");
+        c.slotBytes = prop(p, "sharp4j.slot.bytes", "64k", v -> pageMultiple(v, 4096));
+        c.sharedBytes = prop(p, "sharp4j.shared.bytes", "1M", v -> pageMultiple(v, 0));
+        c.table = TuningTable.resolve(p, System.getenv()); // names its own properties
+        c.waitSpec = prop(p, "sharp4j.wait", null, v -> {
+            WaitPolicy.parse(v, WaitPolicy.defaults(false, DEFAULT_TIMEOUT_NANOS)); // checked now, applied by the engine
+            return v;
+        });
+        c.timeoutNanos = prop(p, "sharp4j.timeout", "300", v -> {
+            long n = WaitPolicy.parseNanos(v);
+            if (n <= 0) {
+                throw new IllegalArgumentException("must be positive (seconds, or with a unit: 30s, 500ms)");
+            }
+            return n;
+        });
+        c.shmDir = prop(p, "sharp4j.shm.dir", "/dev/shm", Path::of);
+        c.warmupRounds = prop(p, "sharp4j.warmup", Integer.toString(DEFAULT_WARMUP_ROUNDS), Config::nonNegativeInt);
+        c.interNode = prop(p, "sharp4j.internode", "auto", v -> {
+            String id = v.trim().toLowerCase(java.util.Locale.ROOT);
+            if (id.isEmpty()) {
+                throw new IllegalArgumentException("must be auto or a host path id such as shm or ucx");
+            }
+            return id;
+        });
+        return c.validated();
+    }
+
+    /**
+     * Reads one property through {@code parse}; any error names the property and its value, e.g.
+     * {@code sharp4j.timeout=-1: must be positive}. A null default leaves an absent property null.
+     */
+    private static <T> T prop(Properties p, String name, String def, java.util.function.Function<String, T> parse) {
+        String v = p.getProperty(name, def);
+        if (v == null) {
+            return null;
         }
+        try {
+            return parse.apply(v.trim());
+        } catch (IllegalArgumentException e) { // NumberFormatException too
+            String why = e instanceof NumberFormatException ? "not a number" : e.getMessage();
+            throw new IllegalArgumentException(name + "=" + v + ": " + why, e);
+        }
+    }
+
+    private static int nonNegativeInt(String v) {
+        int n = Integer.parseInt(v);
+        if (n < 0) {
+            throw new IllegalArgumentException("must be >= 0");
+        }
+        return n;
+    }
+
+    /** A size (k/M/G suffixes) that is a multiple of 4096 and at least {@code min}. */
+    private static int pageMultiple(String v, int min) {
+        long n = Sizes.parseBytes(v);
+        if (n < min || n % 4096 != 0 || n > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("must be a multiple of 4096 bytes" + (min > 0 ? " and at least " + min : "")
+                    + " and below 2 GiB");
+        }
+        return (int) n;
     }
 
     private static boolean parseGroup(String g) {

@@ -167,13 +167,21 @@ public final class TuningTable {
             throw new IllegalArgumentException("sharp4j.tree.radix is not a number: '" + s + "'", e);
         }
         if (r < 2 || r > Rule.MAX_RADIX) {
-            throw new IllegalArgumentException("tree radix must be in 2.." + Rule.MAX_RADIX + ", got " + r);
+            throw new IllegalArgumentException("sharp4j.tree.radix must be in 2.." + Rule.MAX_RADIX + ", got " + r);
         }
         return r;
     }
 
     private static long parseThreshold(String s) {
-        long v = Sizes.parseBytes(s);
+        long v;
+        try {
+            v = Sizes.parseBytes(s);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("sharp4j.tiled.threshold=" + s + ": " + e.getMessage(), e);
+        }
+        if (v < 0) {
+            throw new IllegalArgumentException("sharp4j.tiled.threshold must be >= 0 bytes, got " + s);
+        }
         if (v > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("sharp4j.tiled.threshold too large: " + v);
         }
