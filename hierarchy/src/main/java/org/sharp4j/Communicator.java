@@ -318,6 +318,11 @@ public final class Communicator implements AutoCloseable {
         if (written && b.isReadOnly()) {
             throw new IllegalArgumentException(what + " is read-only");
         }
+        if (b.order() != java.nio.ByteOrder.nativeOrder()) {
+            throw new IllegalArgumentException(what + " is in " + b.order() + " byte order but sharp4j reduces the memory as "
+                    + java.nio.ByteOrder.nativeOrder() + " (this machine's order): call order(ByteOrder.nativeOrder()) on it"
+                    + " (a direct buffer starts BIG_ENDIAN)");
+        }
         if (off < 0) {
             throw new IllegalArgumentException(what + ": negative offset " + off);
         }

@@ -22,7 +22,7 @@ import org.sharp4j.tuning.TuningTable;
  *   <tr><td>sharp4j.tune.file (env SHARP4J_TUNE_FILE)</td><td>a tuning table file (see TuningTable for the format)</td></tr>
  *   <tr><td>sharp4j.tune (env SHARP4J_TUNE)</td><td>one-line rule override, e.g. allreduce:0-16k:tree:radix=2#allreduce:16k-inf:tiled</td></tr>
  *   <tr><td>sharp4j.tree.radix, sharp4j.tiled.threshold</td><td>legacy overrides of the table (above the file, below sharp4j.tune)</td></tr>
- *   <tr><td>sharp4j.wait</td><td>spin:20us,yield:1ms,park:1ms (see WaitPolicy)</td></tr>
+ *   <tr><td>sharp4j.wait</td><td>spin:20us,yield:1ms,park:50us (see WaitPolicy)</td></tr>
  *   <tr><td>sharp4j.timeout</td><td>how long to wait for a peer before failing, default 300 s</td></tr>
  *   <tr><td>sharp4j.shm.dir</td><td>where segment files live, default /dev/shm</td></tr>
  *   <tr><td>sharp4j.internode</td><td>auto (default), or the id of the inter-node host path to force: shm, ucx</td></tr>

@@ -25,7 +25,7 @@ class ArgumentValidationTest {
         ThreadRanks.run(3, CFG, comm -> {
             double[] d = new double[4];
             double[] out = new double[4];
-            ByteBuffer direct = ByteBuffer.allocateDirect(32);
+            ByteBuffer direct = ByteBuffer.allocateDirect(32).order(java.nio.ByteOrder.nativeOrder());
             int root = 1;
             // Only rank 1 makes the bad calls; the others go straight to the good collectives below.
             if (comm.rank() == 1) {
@@ -48,6 +48,9 @@ class ArgumentValidationTest {
                         () -> comm.allreduce(direct, 0, direct.asReadOnlyBuffer(), 0, 4, DataType.DOUBLE, Op.SUM));
                 expect(IllegalArgumentException.class, "too short: elements [1, 5) of DOUBLE need 40 bytes, limit is 32",
                         () -> comm.allreduce(direct, 1, ByteBuffer.allocateDirect(64), 0, 4, DataType.DOUBLE, Op.SUM));
+                // Java's default order for a new buffer is BIG_ENDIAN: reducing it as native memory gives garbage.
+                expect(IllegalArgumentException.class, "send buffer is in BIG_ENDIAN byte order",
+                        () -> comm.allreduce(ByteBuffer.allocateDirect(32), 0, direct, 0, 4, DataType.DOUBLE, Op.SUM));
                 expect(NullPointerException.class, "data type is null", () -> comm.allreduce(direct, 0, 4, null, Op.SUM));
                 expect(IllegalArgumentException.class, "shared buffer too short",
                         () -> comm.allreduce(comm.sharedBuffer(), comm.sharedBuffer().capacity() / 8 + 1, DataType.DOUBLE, Op.SUM));

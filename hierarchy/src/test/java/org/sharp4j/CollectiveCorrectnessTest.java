@@ -195,9 +195,9 @@ class CollectiveCorrectnessTest {
                 break;
             }
             case BUFFERS: {
-                // offset 3 elements into each buffer, and a non-native order flag: data is raw native memory
-                ByteBuffer send = ByteBuffer.allocateDirect((count + 3) * t.size).order(ByteOrder.BIG_ENDIAN);
-                ByteBuffer recv = gets ? ByteBuffer.allocateDirect((count + 5) * t.size) : null;
+                // offset 3 elements into each buffer
+                ByteBuffer send = ByteBuffer.allocateDirect((count + 3) * t.size).order(ByteOrder.nativeOrder());
+                ByteBuffer recv = gets ? ByteBuffer.allocateDirect((count + 5) * t.size).order(ByteOrder.nativeOrder()) : null;
                 ByteBuffer nat = send.duplicate().order(ByteOrder.nativeOrder());
                 for (int i = 0; i < count; i++) {
                     put(nat, t, i + 3, mine[i]);

@@ -15,6 +15,9 @@ public final class CountingOffloadProvider implements InterNodeProvider {
     /** null: off everywhere; "all": usable on every rank; "not-rank-N": rank N objects. */
     public static volatile String mode;
     public static final AtomicInteger CALLS = new AtomicInteger();
+    /** When >= 0: the leader of node {@link #failNode} throws a plain Sharp4jException at this (0-based) call. */
+    public static volatile int failAtCall = -1;
+    public static volatile int failNode = -1;
 
     @Override
     public String name() {
@@ -43,7 +46,15 @@ public final class CountingOffloadProvider implements InterNodeProvider {
         if (host == null) {
             return null;
         }
+        final int node = ctx.node();
+        final AtomicInteger mine = new AtomicInteger();
         return new InterNodeStep() {
+            private void maybeFail() {
+                if (node == failNode && mine.getAndIncrement() == failAtCall) {
+                    throw new Sharp4jException("injected phase-3 error on node " + node + " (not a peer failure)");
+                }
+            }
+
             @Override
             public String name() {
                 return "counting";
@@ -52,6 +63,7 @@ public final class CountingOffloadProvider implements InterNodeProvider {
             @Override
             public void allreduce(ByteBuffer buf, int off, int count, DataType type, Op op, long desc, CallStatus status) {
                 CALLS.incrementAndGet();
+                maybeFail();
                 host.allreduce(buf, off, count, type, op, desc, status);
             }
 
@@ -64,7 +76,18 @@ public final class CountingOffloadProvider implements InterNodeProvider {
             @Override
             public void barrier(long desc, CallStatus status) {
                 CALLS.incrementAndGet();
+                maybeFail();
                 host.barrier(desc, status);
+            }
+
+            @Override
+            public void abort(int rank, int blamed) {
+                host.abort(rank, blamed); // failures travel on the host path, as SHARP's do
+            }
+
+            @Override
+            public long abortWord() {
+                return host.abortWord();
             }
 
             @Override

@@ -1,10 +1,13 @@
 package org.sharp4j.coll;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import org.sharp4j.ArgumentMismatchException;
 import org.sharp4j.Config;
 import org.sharp4j.DataType;
 import org.sharp4j.Op;
@@ -42,7 +45,25 @@ import org.slf4j.LoggerFactory;
  * collective ends with a release that carries the call's status, so argument mismatches throw on
  * every rank and slots are reusable two calls later (see {@link ShmLevel}).
  *
- * <p>Not thread-safe: one thread drives a communicator at a time, as with MPI_THREAD_SERIALIZED.
+ * <h2>Who may touch what, when</h2>
+ * <ul>
+ *   <li>One thread at a time runs a collective ({@link #run}, the warm-up), as with
+ *       MPI_THREAD_SERIALIZED; it alone touches {@link #src}, {@link #dst}, the call status, the
+ *       sequence number, the segments' data and phase 3. {@code state} enforces it: a
+ *       compare-and-set IDLE -&gt; BUSY at entry (a second thread gets {@link IllegalStateException}
+ *       before touching anything), BUSY -&gt; IDLE at exit.</li>
+ *   <li>{@link #abort} may come from any thread at any time: it records its reason (volatile,
+ *       which this rank's own waits see at their next failure probe, so a watchdog's abort ends
+ *       its own rank's wait too), compare-and-sets the node's abort word (the first giver wins, so
+ *       every rank reports the same culprit) and tells phase 3 (which hands it to the thread
+ *       inside a call).</li>
+ *   <li>{@link #close} may come from any thread: IDLE -&gt; CLOSED releases at once; BUSY -&gt;
+ *       CLOSE_PENDING aborts the running call, whose thread releases on its way out. Mappings are
+ *       released only when no call can touch them, never while the JVM shuts down (a shutdown
+ *       hook runs while the main thread may still poll a flag; the process is exiting anyway),
+ *       and not while a {@code SharedBuffer} view handed to the user may still be read (the
+ *       garbage collector unmaps it once unreachable).</li>
+ * </ul>
  */
 public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
@@ -82,7 +103,32 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     private final List<Segment> segments = new ArrayList<>();
     private long seq;
     private Collective current = Collective.BARRIER;
-    private Sharp4jException broken;
+    /** The failure that made this communicator unusable (written by the calling thread or an aborting one). */
+    private volatile RuntimeException broken;
+    /** Why {@link #abort} was called (null if it was not): ends this rank's own waits at their next probe. */
+    private volatile String abortReason;
+
+    private static final int IDLE = 0;
+    private static final int BUSY = 1;
+    private static final int CLOSE_PENDING = 2;
+    private static final int CLOSED = 3;
+    private static final VarHandle STATE;
+
+    static {
+        try {
+            STATE = MethodHandles.lookup().findVarHandle(Engine.class, "state", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** IDLE, BUSY (a thread is inside a call), CLOSE_PENDING (closed by another thread during a call), CLOSED. */
+    @SuppressWarnings("unused") // through STATE
+    private volatile int state;
+    /** The thread inside a call (diagnostics only: written after the compare-and-set that admits it). */
+    private Thread busyThread;
+    /** A SharedBuffer view went to the user: the mapping may be read after close, so only the GC may unmap it. */
+    private boolean viewsOut;
 
     /** Builds the hierarchy; collective over the bootstrap (every rank must call it). */
     public static Engine create(Bootstrap boot, Config cfg) {
@@ -339,6 +385,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
 
     /** A view of this rank's shared buffer (native order, position 0, limit = its size). */
     public java.nio.ByteBuffer sharedView() {
+        viewsOut = true;
         int off = sock.shared(sock.me);
         java.nio.ByteBuffer b = sock.buf.duplicate().position(off).limit(off + sock.sharedBytes).slice();
         return b.order(java.nio.ByteOrder.nativeOrder());
@@ -372,13 +419,19 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     /**
      * Runs one collective with {@link #src} and {@link #dst} already set. {@code type} is null for
      * Barrier. Arguments were validated by the caller.
+     *
+     * <p>An {@link ArgumentMismatchException} leaves the communicator usable: every rank got the same
+     * verdict through the releases. Any other failure after this rank entered (a dead peer, a
+     * phase-3 error of any kind, an abort) gives up on the job at once, so that this node's ranks and
+     * the other node leaders fail now instead of at their timeout, and breaks the communicator.
      */
     public void run(Collective kind, DataType type, Op op, int root, int count) {
-        checkUsable();
-        current = kind;
-        long desc = kind == Collective.BARRIER ? Desc.make(kind, DataType.INT, Op.SUM, 0, 0)
-                : Desc.make(kind, type, op, kind == Collective.REDUCE ? root : 0, count);
+        enterCall();
         try {
+            checkUsable();
+            current = kind;
+            long desc = kind == Collective.BARRIER ? Desc.make(kind, DataType.INT, Op.SUM, 0, 0)
+                    : Desc.make(kind, type, op, kind == Collective.REDUCE ? root : 0, count);
             if (kind == Collective.BARRIER) {
                 treeCalls++;
                 tree(kind, type, op, root, count, desc);
@@ -394,9 +447,52 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 int chunk = table.chunkAt(kind, i);
                 tiled(kind, type, op, root, count, desc, chunk <= 0 || chunk > chunkBytes ? chunkBytes : chunk);
             }
-        } catch (PeerFailureException e) {
-            broken = e;
+        } catch (ArgumentMismatchException e) {
             throw e;
+        } catch (RuntimeException e) {
+            failed(e);
+            throw e;
+        } catch (Error e) {
+            failed(new Sharp4jException("rank " + rank + ": " + e, e));
+            throw e;
+        } finally {
+            exitCall();
+        }
+    }
+
+    /** A failure inside a call: tell everyone (first giver wins) and keep the communicator broken. */
+    private void failed(RuntimeException e) {
+        if (broken == null) {
+            broken = e;
+        }
+        int blamed = -1;
+        if (e instanceof PeerFailureException) {
+            int[] r = ((PeerFailureException) e).ranks();
+            blamed = r.length > 0 ? r[0] : -1;
+        }
+        giveUp(blamed);
+    }
+
+    private void enterCall() {
+        if (!STATE.compareAndSet(this, IDLE, BUSY)) {
+            int st = (int) STATE.getVolatile(this);
+            if (st == CLOSED || st == CLOSE_PENDING) {
+                throw new IllegalStateException("communicator is closed");
+            }
+            Thread other = busyThread;
+            throw new IllegalStateException("communicator used by two threads at once: thread '" + Thread.currentThread().getName()
+                    + "' called a collective while thread '" + (other == null ? "?" : other.getName())
+                    + "' is inside one (one call at a time per communicator, as MPI_THREAD_SERIALIZED)");
+        }
+        busyThread = Thread.currentThread();
+    }
+
+    private void exitCall() {
+        busyThread = null;
+        if (!STATE.compareAndSet(this, BUSY, IDLE)) {
+            // close() came from another thread during the call and left the release to this one
+            STATE.setVolatile(this, CLOSED);
+            release();
         }
     }
 
@@ -590,11 +686,11 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     inter.barrier(desc, st);
                     break;
             }
-        } catch (PeerFailureException e) {
-            // Failed between nodes (a leader died, the network broke): tell this node's ranks now,
-            // blaming the same rank, rather than leaving them to wait for the release until their timeout.
-            int[] blamed = e.ranks();
-            giveUp(blamed.length > 0 ? blamed[0] : -1);
+        } catch (RuntimeException e) {
+            // Failed between nodes (a leader died, the network broke, a transport or protocol error):
+            // tell this node's ranks now, blaming the same rank if there is one, rather than leaving
+            // them to wait for the release until their timeout. (run() would too; this is earlier.)
+            failed(e);
             throw e;
         }
     }
@@ -604,23 +700,19 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     }
 
     /**
-     * Called by the {@link Waiter} every 20 ms of a slow wait: fail at once if a local peer
-     * process died or another rank already gave up, and after the timeout name the ranks that
-     * never entered this collective.
+     * Called by the {@link Waiter} every 20 ms of a slow wait, in this order: fail at once if this
+     * rank was aborted (from another thread), if another rank already gave up (its blame is the
+     * one reported, so a rank that gave up and exited is not later reported as "died"), or if the
+     * awaited rank's process is gone (only that one: probing every local rank made P^2 /proc reads
+     * per node; a dead rank further away is found by the rank that waits for it, which gives up);
+     * after the timeout, name the ranks that never entered this collective.
      */
     @Override
     public void check(int awaitedRank, long waitedNanos, long timeoutNanos) {
         String what = current.name().toLowerCase() + " #" + seq;
-        List<Integer> dead = new ArrayList<>();
-        for (int r = 0; r < size; r++) {
-            if (onMyHost[r] && pids[r] != myPid && !ProcessHandle.of(pids[r]).map(ProcessHandle::isAlive).orElse(false)) {
-                dead.add(r);
-            }
-        }
-        if (!dead.isEmpty()) {
-            giveUp(dead.get(0));
-            throw new PeerFailureException("rank " + rank + ": peer rank(s) " + dead + " died (process gone) during " + what
-                    + " while waiting for rank " + awaitedRank, dead.stream().mapToInt(Integer::intValue).toArray());
+        String own = abortReason;
+        if (own != null) {
+            throw new Sharp4jException("rank " + rank + ": aborted during " + what + ": " + own);
         }
         long abort = node.abortWord();
         if (abort == 0 && inter != null) {
@@ -629,10 +721,16 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         if (abort != 0 && (int) abort != rank + 1) {
             int giver = (int) abort - 1;
             int blamed = (int) (abort >>> 32) - 1;
-            giveUp(blamed);
+            relay(giver, blamed); // as the giver said it: every rank of this node reports the same culprit
             throw new PeerFailureException("rank " + rank + ": rank " + giver + " gave up on the job during " + what
-                    + (blamed >= 0 ? " because of rank " + blamed : "") + "; see its error",
+                    + (blamed >= 0 && blamed != giver ? " because of rank " + blamed : "") + "; see its error",
                     blamed >= 0 ? new int[] {blamed} : new int[] {giver});
+        }
+        if (awaitedRank >= 0 && awaitedRank < size && onMyHost[awaitedRank] && pids[awaitedRank] != myPid
+                && !ProcessHandle.of(pids[awaitedRank]).map(ProcessHandle::isAlive).orElse(false)) {
+            giveUp(awaitedRank);
+            throw new PeerFailureException("rank " + rank + ": rank " + awaitedRank + " died (process "
+                    + pids[awaitedRank] + " gone) during " + what, new int[] {awaitedRank});
         }
         if (waitedNanos >= timeoutNanos) {
             List<Integer> behind = new ArrayList<>();
@@ -656,33 +754,95 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         }
     }
 
+    /** This rank gives up on the job, blaming {@code blamed} (or -1). */
     private void giveUp(int blamed) {
-        node.abort(rank, blamed);
+        relay(rank, blamed);
+    }
+
+    /**
+     * Tells this node's ranks and the other node leaders that {@code giver} gave up blaming
+     * {@code blamed}; the first word set on each level stays (compare-and-set), so a relayed abort
+     * keeps its original giver and blame.
+     */
+    private void relay(int giver, int blamed) {
+        node.abort(giver, blamed);
         if (inter != null) {
-            inter.abort(rank, blamed);
+            inter.abort(giver, blamed);
         }
     }
 
     /**
      * Gives up on the job, like MPI_Abort for the peers: ranks waiting in a collective with this
      * rank (on this node, and node leaders of simulated nodes) fail within milliseconds instead of
-     * at the timeout. Local and non-blocking; the communicator is unusable afterwards.
+     * at the timeout, and so does this rank's own thread if it is inside a call. Any thread; local
+     * and non-blocking; the communicator is unusable afterwards.
      */
     public void abort(String reason) {
-        giveUp(rank);
+        if (abortReason == null) {
+            abortReason = reason == null ? "abort()" : reason;
+        }
         if (broken == null) {
-            broken = new Sharp4jException("aborted by this rank: " + reason);
+            broken = new Sharp4jException("aborted by this rank: " + abortReason);
+        }
+        giveUp(rank);
+    }
+
+    /**
+     * Releases this rank's resources (see the class comment for who may call it when). Local: no
+     * synchronisation with other ranks. Idempotent.
+     */
+    @Override
+    public void close() {
+        while (true) {
+            int st = (int) STATE.getVolatile(this);
+            if (st == IDLE) {
+                if (STATE.compareAndSet(this, IDLE, CLOSED)) {
+                    release();
+                    return;
+                }
+            } else if (st == BUSY) {
+                if (STATE.compareAndSet(this, BUSY, CLOSE_PENDING)) {
+                    Thread t = busyThread;
+                    abort("communicator closed by thread '" + Thread.currentThread().getName() + "' while thread '"
+                            + (t == null ? "?" : t.getName()) + "' was inside a collective");
+                    return; // that thread releases on its way out
+                }
+            } else {
+                return;
+            }
         }
     }
 
-    @Override
-    public void close() {
-        if (inter != null) {
-            inter.close();
+    /** Called once, by the thread that moved the state to CLOSED, when no call can be running. */
+    private void release() {
+        if (shuttingDown()) {
+            // The process is exiting: the kernel unmaps, and sockets and fabric resources go with it.
+            // Touching them here could only crash or stall the exit (a thread may still poll a flag).
+            return;
         }
-        for (Segment s : segments) {
-            s.close();
+        try {
+            if (inter != null) {
+                inter.close();
+            }
+        } finally {
+            if (!viewsOut) {
+                for (Segment s : segments) {
+                    s.close();
+                }
+            }
+            segments.clear();
         }
-        segments.clear();
+    }
+
+    /** Whether the JVM is running its shutdown hooks (the documented way to ask: adding a hook fails then). */
+    private static boolean shuttingDown() {
+        Thread probe = new Thread(() -> { });
+        try {
+            Runtime.getRuntime().addShutdownHook(probe);
+            Runtime.getRuntime().removeShutdownHook(probe);
+            return false;
+        } catch (IllegalStateException e) {
+            return true;
+        }
     }
 }

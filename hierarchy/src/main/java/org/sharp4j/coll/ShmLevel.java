@@ -266,11 +266,14 @@ public final class ShmLevel {
         return Flags.volatileGet(buf, H_ABORT);
     }
 
-    /** Slow path: tells every rank waiting on this level that {@code rank} gave up, blaming {@code blamed} (or -1). */
-    void abort(int rank, int blamed) {
-        if (Flags.volatileGet(buf, H_ABORT) == 0) {
-            Flags.volatileSet(buf, H_ABORT, ((long) (blamed + 1) << 32) | (rank + 1));
-        }
+    /**
+     * Slow path: tells every rank waiting on this level that {@code rank} gave up, blaming
+     * {@code blamed} (or -1). The word has many possible writers (any rank of the level, from any
+     * thread): the first compare-and-set wins and later ones keep its blame, so every rank reports
+     * the same culprit. Returns whether this call set it.
+     */
+    boolean abort(int rank, int blamed) {
+        return Flags.cas(buf, H_ABORT, 0, ((long) (blamed + 1) << 32) | ((rank + 1) & 0xFFFFFFFFL));
     }
 
     /** Descriptor member {@code m} published (read after its flag was acquired). */

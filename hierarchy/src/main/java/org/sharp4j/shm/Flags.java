@@ -46,4 +46,9 @@ public final class Flags {
     public static void volatileSet(ByteBuffer b, int off, long v) {
         LONG.setVolatile(b, off, v);
     }
+
+    /** Compare-and-set with volatile semantics, for slow-path words with several writers (the abort word). */
+    public static boolean cas(ByteBuffer b, int off, long expect, long v) {
+        return LONG.compareAndSet(b, off, expect, v);
+    }
 }

@@ -12,7 +12,7 @@ import java.util.Locale;
  * yielding hands the core over. Parking bounds the CPU burnt by a rank that waits long (a slow
  * peer computing), which keeps oversubscribed runs from spinning the machine to death.
  *
- * <p>Property {@code sharp4j.wait} = {@code spin:20us,yield:1ms,park:1ms} (any subset, units ns,
+ * <p>Property {@code sharp4j.wait} = {@code spin:20us,yield:1ms,park:50us} (any subset, units ns,
  * us, ms, s); {@code sharp4j.timeout} = seconds (or with a unit).
  */
 public final class WaitPolicy {
@@ -32,9 +32,14 @@ public final class WaitPolicy {
         this.timeoutNanos = timeoutNanos;
     }
 
-    /** Defaults: spin 20 us (1 us when oversubscribed), yield until 1 ms, park up to 1 ms. */
+    /**
+     * Defaults: spin 20 us (1 us when oversubscribed), yield until 1 ms, then park up to 50 us at a
+     * time. Parking longer saves little CPU (a wake-up costs a few microseconds) but delays the
+     * wait's end by up to the park time after a peer's stall: 1 ms parks gave the multi-ms outliers
+     * of issue 13.
+     */
     public static WaitPolicy defaults(boolean oversubscribed, long timeoutNanos) {
-        return new WaitPolicy(oversubscribed ? 1_000 : 20_000, 1_000_000, 1_000_000, timeoutNanos);
+        return new WaitPolicy(oversubscribed ? 1_000 : 20_000, 1_000_000, 50_000, timeoutNanos);
     }
 
     /** The same policy with a longer timeout. */
@@ -42,7 +47,7 @@ public final class WaitPolicy {
         return new WaitPolicy(spinNanos, yieldNanos, parkMaxNanos, nanos);
     }
 
-    /** Parses {@code spin:20us,yield:1ms,park:1ms} over {@code base}. */
+    /** Parses {@code spin:20us,yield:1ms,park:50us} over {@code base}. */
     public static WaitPolicy parse(String spec, WaitPolicy base) {
         long spin = base.spinNanos;
         long yield = base.yieldNanos;

@@ -9,6 +9,9 @@ import java.util.concurrent.locks.LockSupport;
  * <p>The fast path is one acquire load. The slow path spins, yields, parks, and every few
  * milliseconds asks the {@link FailureProbe} whether a peer died or the job was aborted, so a dead
  * peer is reported quickly and a stuck one after the timeout; nothing waits forever.
+ *
+ * <p>An interrupted thread keeps waiting (a collective cannot be left half done) but parks
+ * properly: its interrupt status is cleared while it parks and set again when the wait ends.
  */
 public final class Waiter {
     /** Decides, in the slow path, whether waiting is hopeless; throws the error to report. */
@@ -72,23 +75,31 @@ public final class Waiter {
                 break;
             }
         }
-        long nextProbe = start + PROBE_INTERVAL_NANOS;
-        long parkNanos = 1_000;
-        while (true) {
-            long now = System.nanoTime();
-            long waited = now - start;
-            if (waited < policy.yieldNanos) {
-                Thread.yield();
-            } else {
-                LockSupport.parkNanos(parkNanos);
-                parkNanos = Math.min(parkNanos * 2, policy.parkMaxNanos);
+        boolean interrupted = false;
+        try {
+            long nextProbe = start + PROBE_INTERVAL_NANOS;
+            long parkNanos = 1_000;
+            while (true) {
+                long now = System.nanoTime();
+                long waited = now - start;
+                if (waited < policy.yieldNanos) {
+                    Thread.yield();
+                } else {
+                    interrupted |= Thread.interrupted(); // else parkNanos returns at once: a busy loop
+                    LockSupport.parkNanos(parkNanos);
+                    parkNanos = Math.min(parkNanos * 2, policy.parkMaxNanos);
+                }
+                if (c.done()) {
+                    return;
+                }
+                if (now - nextProbe >= 0) {
+                    nextProbe = now + PROBE_INTERVAL_NANOS;
+                    probe.check(awaitedRank, waited, policy.timeoutNanos);
+                }
             }
-            if (c.done()) {
-                return;
-            }
-            if (now - nextProbe >= 0) {
-                nextProbe = now + PROBE_INTERVAL_NANOS;
-                probe.check(awaitedRank, waited, policy.timeoutNanos);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt(); // a collective is not interruptible; the status is kept for the caller
             }
         }
     }
@@ -108,24 +119,32 @@ public final class Waiter {
                 break;
             }
         }
-        long nextProbe = start + PROBE_INTERVAL_NANOS;
-        long parkNanos = 1_000;
-        while (true) {
-            long now = System.nanoTime();
-            long waited = now - start;
-            if (waited < policy.yieldNanos) {
-                Thread.yield();
-            } else {
-                LockSupport.parkNanos(parkNanos);
-                parkNanos = Math.min(parkNanos * 2, policy.parkMaxNanos);
+        boolean interrupted = false;
+        try {
+            long nextProbe = start + PROBE_INTERVAL_NANOS;
+            long parkNanos = 1_000;
+            while (true) {
+                long now = System.nanoTime();
+                long waited = now - start;
+                if (waited < policy.yieldNanos) {
+                    Thread.yield();
+                } else {
+                    interrupted |= Thread.interrupted(); // else parkNanos returns at once: a busy loop
+                    LockSupport.parkNanos(parkNanos);
+                    parkNanos = Math.min(parkNanos * 2, policy.parkMaxNanos);
+                }
+                v = Flags.acquire(b, off);
+                if (v >= target) {
+                    return v;
+                }
+                if (now - nextProbe >= 0) {
+                    nextProbe = now + PROBE_INTERVAL_NANOS;
+                    probe.check(awaitedRank, waited, policy.timeoutNanos);
+                }
             }
-            v = Flags.acquire(b, off);
-            if (v >= target) {
-                return v;
-            }
-            if (now - nextProbe >= 0) {
-                nextProbe = now + PROBE_INTERVAL_NANOS;
-                probe.check(awaitedRank, waited, policy.timeoutNanos);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt(); // a collective is not interruptible; the status is kept for the caller
             }
         }
     }

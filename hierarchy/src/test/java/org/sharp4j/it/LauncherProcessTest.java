@@ -118,7 +118,7 @@ class LauncherProcessTest {
         String out = String.join("\n", job.lines);
         assertNotEquals(0, exit, out);
         for (int r : new int[] {0, 1, 3}) {
-            assertTrue(job.lines.stream().anyMatch(l -> l.contains("rank " + r + ": peer rank(s) [2] died")
+            assertTrue(job.lines.stream().anyMatch(l -> l.contains("rank " + r + ": rank 2 died")
                     || l.contains("rank " + r + ": rank") && l.contains("because of rank 2")), "rank " + r + " did not name rank 2:\n" + out);
         }
         assertTrue(secs < 30, "survivors took " + secs + " s to report (timeout 60 s): dead-peer detection should be fast");

@@ -73,10 +73,14 @@ final class Forms {
      */
     static ByteBuffer direct(Object b, long bytes) {
         ByteBuffer bb = (ByteBuffer) b;
-        if (bb.limit() >= bytes || bb.capacity() < bytes) {
+        boolean lift = bb.limit() < bytes && bb.capacity() >= bytes;
+        if (!lift && bb.order() == ByteOrder.nativeOrder()) {
             return bb;
         }
-        return bb.duplicate().limit(bb.capacity());
+        // Open MPI reduces the raw memory whatever the buffer's order says; sharp4j's API insists on
+        // native order, so hand it a native-order view of the same memory.
+        ByteBuffer d = bb.duplicate().order(ByteOrder.nativeOrder());
+        return lift ? d.limit(bb.capacity()) : d;
     }
 
     static String describe(Object b) {

@@ -80,7 +80,7 @@ class UcxProcessTest {
     /** A line of rank r's error that blames rank 2 (dead process, peer's abort, or UCX's disconnect). */
     static boolean namesRank2(Job job, int r) {
         synchronized (job.lines) {
-            return job.lines.stream().anyMatch(l -> l.contains("rank " + r + ":") && (l.contains("peer rank(s) [2] died")
+            return job.lines.stream().anyMatch(l -> l.contains("rank " + r + ":") && (l.contains("rank 2 died")
                     || l.contains("because of rank 2") || l.contains("node leader rank 2 (node 1)")));
         }
     }

@@ -1,0 +1,167 @@
+package org.sharp4j;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Who may touch a communicator when (Engine's class comment): concurrent use, abort and close
+ * from another thread, an interrupted caller, a phase-3 error that is not a peer failure.
+ */
+class LifecycleTest {
+    static final long LONG_TIMEOUT = 120_000_000_000L;
+
+    @AfterEach
+    void offloadOff() {
+        CountingOffloadProvider.mode = null;
+        CountingOffloadProvider.failAtCall = -1;
+        CountingOffloadProvider.failNode = -1;
+    }
+
+    /** A thread that waits (in a call) until rank 1 joins; meanwhile the test thread probes. */
+    private static Thread inCall(Communicator comm, AtomicReference<Throwable> err, CountDownLatch done) {
+        Thread t = new Thread(() -> {
+            try {
+                comm.barrier();
+            } catch (Throwable e) {
+                err.set(e);
+            } finally {
+                done.countDown();
+            }
+        }, "caller");
+        t.start();
+        return t;
+    }
+
+    @Test
+    void aSecondThreadInsideACallGetsAnErrorAndTouchesNothing() {
+        CountDownLatch probed = new CountDownLatch(1);
+        ThreadRanks.run(2, Config.defaults().withTimeoutNanos(LONG_TIMEOUT), comm -> {
+            if (comm.rank() == 0) {
+                AtomicReference<Throwable> err = new AtomicReference<>();
+                CountDownLatch done = new CountDownLatch(1);
+                inCall(comm, err, done);
+                Thread.sleep(200); // the caller is inside the barrier, waiting for rank 1
+                IllegalStateException e = assertThrows(IllegalStateException.class,
+                        () -> comm.allreduce(new long[] {1}, 0, new long[1], 0, 1, Op.SUM));
+                assertTrue(e.getMessage().contains("two threads at once") && e.getMessage().contains("'caller'"), e.getMessage());
+                probed.countDown();
+                assertTrue(done.await(60, TimeUnit.SECONDS));
+                assertNull(err.get(), "the first call must complete normally");
+            } else {
+                probed.await();
+                comm.barrier();
+            }
+            long[] sum = new long[1];
+            comm.allreduce(new long[] {comm.rank() + 1}, 0, sum, 0, 1, Op.SUM); // still in step
+            assertArrayEquals(new long[] {3}, sum);
+        });
+    }
+
+    @Test
+    void abortFromAWatchdogEndsItsOwnRanksWaitAtOnce() {
+        Throwable[] errs = ThreadRanks.runCollect(2, Config.defaults().withTimeoutNanos(LONG_TIMEOUT), comm -> {
+            if (comm.rank() == 0) {
+                Thread watchdog = new Thread(() -> {
+                    sleep(300);
+                    comm.abort("watchdog fired");
+                });
+                watchdog.start();
+                long t0 = System.nanoTime();
+                Sharp4jException e = assertThrows(Sharp4jException.class, comm::barrier);
+                double s = (System.nanoTime() - t0) / 1e9;
+                assertTrue(e.getMessage().contains("watchdog fired"), e.getMessage());
+                assertTrue(s < 5, "own wait took " + s + " s to end after abort (timeout 120 s)");
+            } else {
+                sleep(2_000); // never calls: rank 0 can only leave through the abort
+            }
+        }, 60_000);
+        assertNull(errs[0]);
+        assertNull(errs[1]);
+    }
+
+    @Test
+    void closeFromAnotherThreadDuringACallEndsTheCallWithoutUnmappingUnderIt() {
+        Throwable[] errs = ThreadRanks.runCollect(2, Config.defaults().withTimeoutNanos(LONG_TIMEOUT), comm -> {
+            if (comm.rank() == 0) {
+                AtomicReference<Throwable> err = new AtomicReference<>();
+                CountDownLatch done = new CountDownLatch(1);
+                inCall(comm, err, done);
+                sleep(200);
+                comm.close(); // e.g. a shutdown hook: must not unmap while the caller polls the segment
+                assertTrue(done.await(10, TimeUnit.SECONDS), "the call did not end after close");
+                assertNotNull(err.get());
+                assertTrue(err.get().getMessage().contains("closed by thread"), String.valueOf(err.get()));
+                assertThrows(IllegalStateException.class, comm::barrier);
+            } else {
+                sleep(1_500);
+            }
+        }, 60_000);
+        assertNull(errs[0]);
+    }
+
+    @Test
+    void anInterruptedCallerParksInsteadOfSpinningAndKeepsItsStatus() {
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        ThreadRanks.run(2, Config.defaults().withTimeoutNanos(LONG_TIMEOUT), comm -> {
+            if (comm.rank() == 0) {
+                Thread.currentThread().interrupt();
+                long cpu0 = mx.getCurrentThreadCpuTime();
+                long t0 = System.nanoTime();
+                comm.barrier(); // rank 1 comes after 1.5 s
+                long wall = System.nanoTime() - t0;
+                long cpu = mx.getCurrentThreadCpuTime() - cpu0;
+                assertTrue(Thread.interrupted(), "the interrupt status must survive the call");
+                assertTrue(wall > 1_000_000_000L, "barrier returned early: " + wall / 1e6 + " ms");
+                assertTrue(cpu < wall / 2, "an interrupted waiter burnt " + cpu / 1e6 + " ms of CPU in " + wall / 1e6 + " ms");
+            } else {
+                sleep(1_500);
+                comm.barrier();
+            }
+        });
+    }
+
+    /** A plain Sharp4jException in phase 3 (a protocol or transport error) must not strand the node's ranks. */
+    @Test
+    void aPhase3ErrorThatIsNotAPeerFailureFailsEveryRankAtOnce() {
+        CountingOffloadProvider.mode = "all";
+        CountingOffloadProvider.failNode = 1;
+        CountingOffloadProvider.failAtCall = 3;
+        long t0 = System.nanoTime();
+        Throwable[] errs = ThreadRanks.runCollect(4, Config.defaults().withSimulatedTopology(2, 1).withWarmupRounds(0)
+                .withTimeoutNanos(LONG_TIMEOUT), comm -> {
+                    for (int i = 0; i < 10; i++) {
+                        comm.allreduce(new long[] {i}, 0, new long[1], 0, 1, Op.SUM);
+                    }
+                }, 90_000);
+        double s = (System.nanoTime() - t0) / 1e9;
+        assertTrue(s < 20, "took " + s + " s (timeout 120 s)");
+        int leader1 = 2; // node 1 = ranks 2, 3
+        assertTrue(errs[leader1] instanceof Sharp4jException && errs[leader1].getMessage().contains("injected"),
+                String.valueOf(errs[leader1]));
+        for (int r : new int[] {0, 1, 3}) {
+            assertTrue(errs[r] instanceof PeerFailureException, "rank " + r + ": " + errs[r]);
+            assertTrue(errs[r].getMessage().contains("rank " + leader1 + " gave up"), "rank " + r + ": " + errs[r].getMessage());
+        }
+        assertEquals(4, errs.length);
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
