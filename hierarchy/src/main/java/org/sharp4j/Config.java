@@ -226,6 +226,13 @@ public final class Config {
         return c.validated();
     }
 
+    /** Directory of the segment files ({@code sharp4j.shm.dir}). */
+    public Config withShmDir(Path dir) {
+        Config c = copy();
+        c.shmDir = dir;
+        return c.validated();
+    }
+
     public Config withWait(String spec) {
         Config c = copy();
         c.waitSpec = spec;
@@ -255,6 +262,34 @@ public final class Config {
         Config c = copy();
         c.interNode = id == null ? null : id.trim().toLowerCase(java.util.Locale.ROOT);
         return c.validated();
+    }
+
+    /**
+     * The settings every rank of a job must share, as {@code name=value} lines: they decide the
+     * segment layout, the algorithm of every call and the warm-up's calls, so ranks that differ
+     * would hang or mis-read each other's memory. Compared at creation ({@code Engine}); the host
+     * name, timeout and waiting policy may differ per rank.
+     */
+    public java.util.List<String> jobWideSettings() {
+        java.util.List<String> out = new java.util.ArrayList<>();
+        out.add("sharp4j.topology.nodes=" + simulatedNodes);
+        out.add("sharp4j.topology.sockets=" + simulatedSockets);
+        out.add("sharp4j.topology.group=" + (groupByNuma ? "numa" : "socket"));
+        out.add("sharp4j.slot.bytes=" + slotBytes);
+        out.add("sharp4j.shared.bytes=" + sharedBytes);
+        out.add("sharp4j.shm.dir=" + shmDir);
+        out.add("sharp4j.warmup=" + warmupRounds);
+        out.add("sharp4j.internode=" + interNode);
+        StringBuilder rules = new StringBuilder();
+        for (TuningTable.Source src : table.sources()) {
+            rules.append(src.level().label()).append(':');
+            for (org.sharp4j.tuning.Rule r : src.rules()) {
+                rules.append(' ').append(r);
+            }
+            rules.append("; ");
+        }
+        out.add("tuning rules (sharp4j.tune, sharp4j.tune.file, sharp4j.tree.radix, sharp4j.tiled.threshold)=" + rules);
+        return out;
     }
 
     public int simulatedNodes() {

@@ -143,16 +143,22 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         String realHost = realHostname();
         String host = cfg.hostname() != null ? cfg.hostname() : realHost;
         this.myPid = ProcessHandle.current().pid();
-        RankInfo mine = new RankInfo(host + "\u0000" + realHost, cpu.socket, cpu.numaNode, cpu.socketsOnHost, myPid);
+        // One allgather carries the topology, the real host and the job-wide settings.
+        String settings = String.join("\u0001", cfg.jobWideSettings());
+        RankInfo mine = new RankInfo(host + "\u0000" + realHost + "\u0000" + settings, cpu.socket, cpu.numaNode,
+                cpu.socketsOnHost, myPid);
         byte[][] all = boot.allgather(mine.encode());
         RankInfo[] infos = new RankInfo[size];
         String[] realHosts = new String[size];
+        String[] settingsOf = new String[size];
         for (int r = 0; r < size; r++) {
             RankInfo ri = RankInfo.decode(all[r]);
-            String[] hh = ri.hostname.split("\u0000", 2);
+            String[] hh = ri.hostname.split("\u0000", 3);
             realHosts[r] = hh[1];
+            settingsOf[r] = hh[2];
             infos[r] = new RankInfo(hh[0], ri.socket, ri.numaNode, ri.socketsOnHost, ri.pid);
         }
+        checkSameSettings(settingsOf); // before any shared state: every rank throws the same error
         this.topo = Topology.compute(infos, cfg.simulatedNodes(), cfg.simulatedSockets(), cfg.groupByNuma());
         this.table = cfg.tuningTable().compile(topo.nodeCount(), topo.maxRanksPerNode());
         this.tuning = table.summary();
@@ -323,6 +329,27 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         src.none();
         dst.none();
         java.util.Arrays.fill(r, 0);
+    }
+
+    /** Throws, on every rank alike, if a rank's job-wide settings differ from rank 0's, naming them. */
+    private static void checkSameSettings(String[] settingsOf) {
+        String[] base = settingsOf[0].split("\u0001");
+        for (int r = 1; r < settingsOf.length; r++) {
+            if (settingsOf[r].equals(settingsOf[0])) {
+                continue;
+            }
+            String[] mine = settingsOf[r].split("\u0001");
+            List<String> diff = new ArrayList<>();
+            for (int i = 0; i < Math.max(base.length, mine.length); i++) {
+                String a = i < base.length ? base[i] : "?";
+                String b = i < mine.length ? mine[i] : "?";
+                if (!a.equals(b)) {
+                    diff.add(b + " (rank 0: " + a.substring(a.indexOf('=') + 1) + ")");
+                }
+            }
+            throw new Sharp4jException("ranks were started with different sharp4j settings, which must be the same on every"
+                    + " rank: rank " + r + " has " + String.join(", ", diff));
+        }
     }
 
     private static String realHostname() {
