@@ -186,6 +186,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         this.chunkBytes = cfg.slotBytes();
 
         // Segment files: one per socket (created and first-touched by its leader), one per node.
+        // (A path is named here; nothing exists until the leaders create them below.)
         Path dir = cfg.shmDir();
         String base = "sharp4j-" + boot.jobId() + "-n" + nodeIndex;
         Path sockPath = dir.resolve(base + "-s" + socketIndexInNode);
@@ -199,74 +200,88 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         }
         Segment sockSeg = null;
         Segment nodeSeg = null;
-        List<Path> created = new ArrayList<>();
+        // Every local rank registers both names for unlinking at exit while they are linked, so a
+        // rank that exits (or gets SIGTERM) in this window removes them even if the creator was
+        // killed with -9; after the barrier below, every rank has mapped them and they are unlinked.
+        CleanupOnExit.register(sockPath);
+        CleanupOnExit.register(nodePath);
+        InterNodeSteps.Choice phase3 = null;
         try {
-            if (socketLeader) {
-                sockSeg = Segment.create(sockPath, ShmLevel.size(sockRanks.length, slot, shared, 0),
-                        ShmLevel.touchBytes(sockRanks.length, slot, 0));
-                created.add(sockPath);
-                CleanupOnExit.register(sockPath);
+            try {
+                try {
+                    if (socketLeader) {
+                        sockSeg = Segment.create(sockPath, ShmLevel.size(sockRanks.length, slot, shared, 0));
+                        segments.add(sockSeg);
+                    }
+                    if (nodeLeader) {
+                        nodeSeg = Segment.create(nodePath, ShmLevel.size(socketCount, nodeSlot, 0, localRanks.length));
+                        segments.add(nodeSeg);
+                    }
+                } catch (RuntimeException e) {
+                    agree(boot, e, "creating the shared-memory segments"); // tells every rank, then throws here too
+                }
+                ShmLevel sockLvl = null;
+                ShmLevel nodeLvl = null;
+                if (sockSeg != null) {
+                    sockLvl = new ShmLevel(sockSeg, sockRanks.length, sockMe, sockRanks, tuning.treeRadix(), slot, shared, 0);
+                    sockLvl.writeHeader();
+                }
+                if (nodeSeg != null) {
+                    nodeLvl = new ShmLevel(nodeSeg, socketCount, socketLeader ? socketIndexInNode : -1, sockLeaders,
+                            tuning.treeRadix(), nodeSlot, 0, localRanks.length);
+                    nodeLvl.writeHeader();
+                }
+                agree(boot, null, "creating the shared-memory segments"); // every segment exists, or every rank throws
+                if (sockSeg == null) {
+                    sockSeg = Segment.open(sockPath, ShmLevel.size(sockRanks.length, slot, shared, 0));
+                    segments.add(sockSeg);
+                    sockLvl = new ShmLevel(sockSeg, sockRanks.length, sockMe, sockRanks, tuning.treeRadix(), slot, shared, 0);
+                    sockLvl.checkHeader();
+                }
+                if (nodeSeg == null) {
+                    nodeSeg = Segment.open(nodePath, ShmLevel.size(socketCount, nodeSlot, 0, localRanks.length));
+                    segments.add(nodeSeg);
+                    nodeLvl = new ShmLevel(nodeSeg, socketCount, socketLeader ? socketIndexInNode : -1, sockLeaders,
+                            tuning.treeRadix(), nodeSlot, 0, localRanks.length);
+                    nodeLvl.checkHeader();
+                }
+                this.sock = sockLvl;
+                this.node = nodeLvl;
+                Flags.put(node.buf, node.progress(localIndex), myPid);
+                Flags.volatileSet(node.buf, node.progress(localIndex) + 8, 0);
+                boot.barrier(); // every local rank mapped its segments
+            } finally {
+                // Unlinked as soon as every local rank has mapped them (or on failure): from here a
+                // kill -9 leaks nothing. Idempotent, so every rank does it.
+                Segment.unlinkQuietly(sockPath);
+                Segment.unlinkQuietly(nodePath);
+                CleanupOnExit.unregister(sockPath);
+                CleanupOnExit.unregister(nodePath);
             }
-            if (nodeLeader) {
-                nodeSeg = Segment.create(nodePath, ShmLevel.size(socketCount, nodeSlot, 0, localRanks.length),
-                        ShmLevel.touchBytes(socketCount, nodeSlot, localRanks.length));
-                created.add(nodePath);
-                CleanupOnExit.register(nodePath);
-            }
-            ShmLevel sockLvl = null;
-            ShmLevel nodeLvl = null;
-            if (sockSeg != null) {
-                sockLvl = new ShmLevel(sockSeg, sockRanks.length, sockMe, sockRanks, tuning.treeRadix(), slot, shared, 0);
-                sockLvl.writeHeader();
-            }
-            if (nodeSeg != null) {
-                nodeLvl = new ShmLevel(nodeSeg, socketCount, socketLeader ? socketIndexInNode : -1, sockLeaders,
-                        tuning.treeRadix(), nodeSlot, 0, localRanks.length);
-                nodeLvl.writeHeader();
-            }
-            boot.barrier(); // every segment exists
-            if (sockSeg == null) {
-                sockSeg = Segment.open(sockPath, ShmLevel.size(sockRanks.length, slot, shared, 0));
-                sockLvl = new ShmLevel(sockSeg, sockRanks.length, sockMe, sockRanks, tuning.treeRadix(), slot, shared, 0);
-                sockLvl.checkHeader();
-            }
-            if (nodeSeg == null) {
-                nodeSeg = Segment.open(nodePath, ShmLevel.size(socketCount, nodeSlot, 0, localRanks.length));
-                nodeLvl = new ShmLevel(nodeSeg, socketCount, socketLeader ? socketIndexInNode : -1, sockLeaders,
-                        tuning.treeRadix(), nodeSlot, 0, localRanks.length);
-                nodeLvl.checkHeader();
-            }
-            segments.add(sockSeg);
-            segments.add(nodeSeg);
-            this.sock = sockLvl;
-            this.node = nodeLvl;
-            Flags.put(node.buf, node.progress(localIndex), myPid);
-            Flags.volatileSet(node.buf, node.progress(localIndex) + 8, 0);
-            InterNodeSteps.Choice phase3 = InterNodeSteps.create(boot, cfg, topo, this);
+            phase3 = InterNodeSteps.create(boot, cfg, topo, this);
             this.inter = phase3.step;
             this.interName = phase3.description;
-            boot.barrier(); // every rank mapped everything it needs
-        } catch (RuntimeException e) {
-            for (Segment s : segments) {
-                s.close();
+            if (cfg.warmupRounds() > 0) {
+                long t0 = System.nanoTime();
+                warmUp(cfg.warmupRounds());
+                if (rank == 0) {
+                    LOG.debug("sharp4j: warm-up of {} rounds took {} ms", cfg.warmupRounds(), (System.nanoTime() - t0) / 1_000_000);
+                }
             }
-            for (Path p : created) {
-                Segment.unlink(p);
+        } catch (RuntimeException | Error e) {
+            // Nothing built here may outlive a failed creation: the UCX worker, the SHARP context, the mappings.
+            try {
+                if (phase3 != null && phase3.step != null) {
+                    phase3.step.close();
+                }
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
             }
+            for (Segment sg : segments) {
+                sg.close();
+            }
+            segments.clear();
             throw e;
-        } finally {
-            // Unlink as soon as every local rank has mapped (or on failure): from here a kill -9 leaks nothing.
-            for (Path p : created) {
-                Segment.unlink(p);
-                CleanupOnExit.unregister(p);
-            }
-        }
-        if (cfg.warmupRounds() > 0) {
-            long t0 = System.nanoTime();
-            warmUp(cfg.warmupRounds());
-            if (rank == 0) {
-                LOG.debug("sharp4j: warm-up of {} rounds took {} ms", cfg.warmupRounds(), (System.nanoTime() - t0) / 1_000_000);
-            }
         }
         treeCalls = 0;
         tiledCalls = 0;
@@ -329,6 +344,24 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         src.none();
         dst.none();
         java.util.Arrays.fill(r, 0);
+    }
+
+    /**
+     * A setup step's outcome agreed over the bootstrap (an allgather, which also orders the step
+     * before whatever follows on every rank): if any rank failed, every rank throws the same error,
+     * naming the first failing rank, instead of the others waiting in the next barrier for a rank
+     * that left. {@code mine} is this rank's failure or null.
+     */
+    private void agree(Bootstrap boot, RuntimeException mine, String step) {
+        byte[] msg = mine == null ? new byte[0]
+                : String.valueOf(mine.getMessage()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[][] all = boot.allgather(msg);
+        for (int r = 0; r < all.length; r++) {
+            if (all[r].length > 0) {
+                String text = "rank " + r + " failed " + step + ": " + new String(all[r], java.nio.charset.StandardCharsets.UTF_8);
+                throw mine != null ? new Sharp4jException(text, mine) : new Sharp4jException(text);
+            }
+        }
     }
 
     /** Throws, on every rank alike, if a rank's job-wide settings differ from rank 0's, naming them. */

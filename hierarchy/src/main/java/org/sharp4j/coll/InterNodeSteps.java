@@ -168,9 +168,11 @@ final class InterNodeSteps {
         long size = ShmLevel.size(nodes, slot, 0, 0);
         Segment seg = null;
         try {
+            if (leader) {
+                CleanupOnExit.register(path); // any leader exiting while the name exists removes it
+            }
             if (rank == 0) {
-                seg = Segment.create(path, size, ShmLevel.touchBytes(nodes, slot, 0));
-                CleanupOnExit.register(path);
+                seg = Segment.create(path, size);
             }
             ShmInterNode step = rank == 0 ? new ShmInterNode(seg, nodes, 0, leaders, cfg.tuning().treeRadix(), slot,
                     ctx.waiter(), rank, true) : null;
@@ -183,8 +185,8 @@ final class InterNodeSteps {
             boot.barrier();
             return step;
         } finally {
-            if (rank == 0) {
-                Segment.unlink(path);
+            if (leader) {
+                Segment.unlinkQuietly(path);
                 CleanupOnExit.unregister(path);
             }
         }

@@ -140,11 +140,6 @@ public final class ShmLevel {
         return slotBase + 2L * members * slotBytes + 2L * slotBytes + (long) members * sharedBytes;
     }
 
-    /** Bytes the creator first-touches: header, control blocks, progress lines, slots, result (not the users' shared buffers). */
-    static long touchBytes(int members, int slotBytes, int progressLines) {
-        return size(members, slotBytes, 0, progressLines);
-    }
-
     void writeHeader() {
         buf.putInt(H_MEMBERS, members);
         buf.putInt(H_SLOT, slotBytes);

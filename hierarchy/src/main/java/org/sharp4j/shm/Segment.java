@@ -19,7 +19,8 @@ import org.sharp4j.Sharp4jException;
  * One shared-memory file mapped into this process.
  *
  * <p>Life cycle (see {@code Engine}'s setup): the owner {@link #create}s the file with
- * {@code O_EXCL} and mode 0600 and first-touches it (so its pages land on the owner's NUMA node),
+ * {@code O_EXCL} and mode 0600 and allocates every page (so they land on the owner's NUMA node and
+ * a full /dev/shm fails at once with a clear message),
  * every local rank {@link #open}s and maps it, and once all have mapped it the owner
  * {@link #unlink}s it: from then on a {@code kill -9} of any rank leaks nothing, the kernel frees
  * the pages with the last mapping. The mapping itself is released by {@link #close()}.
@@ -37,21 +38,67 @@ public final class Segment implements AutoCloseable {
         map.order(ByteOrder.nativeOrder());
     }
 
-    /** Creates a new file of {@code size} bytes (fails if it exists), maps it and zero-touches {@code [0, touch)}. */
-    public static Segment create(Path path, long size, long touch) {
+    /**
+     * Creates a new file of {@code size} bytes (fails if it exists) and maps it. Every page is
+     * allocated now, by writing zeros through the file (on tmpfs this places the pages on the
+     * creator's NUMA node, as a first touch would): a directory too small for the segment fails
+     * here with a message naming it and the size needed, rather than with a SIGBUS
+     * ({@code InternalError: a fault occurred in a recent unsafe memory access}) at the first
+     * store into a page that was never backed (files are sparse; a container's /dev/shm is often
+     * 64 MiB). Register the path for cleanup before calling this: a failure here unlinks it.
+     */
+    public static Segment create(Path path, long size) {
         checkSize(path, size);
         try (FileChannel ch = FileChannel.open(path, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
                 StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
-            ch.truncate(size); // no-op on a new file; the write below sizes it
-            ch.write(ByteBuffer.wrap(new byte[1]), size - 1);
-            Segment s = new Segment(path, ch.map(FileChannel.MapMode.READ_WRITE, 0, size), size);
-            s.firstTouch(Math.min(touch, size));
-            return s;
+            reserve(ch, path, size);
+            return new Segment(path, ch.map(FileChannel.MapMode.READ_WRITE, 0, size), size);
         } catch (FileAlreadyExistsException e) {
             throw new Sharp4jException("shared-memory file " + path + " already exists: another job with the same id, "
                     + "or a leftover of a crashed one (remove it)", e);
         } catch (IOException e) {
+            unlinkQuietly(path);
             throw new Sharp4jException("cannot create shared-memory file " + path + ": " + e, e);
+        } catch (RuntimeException e) {
+            unlinkQuietly(path);
+            throw e;
+        }
+    }
+
+    /** Writes zeros over {@code [0, size)}: the file system allocates every page or says it cannot. */
+    private static void reserve(FileChannel ch, Path path, long size) throws IOException {
+        ByteBuffer zeros = ByteBuffer.allocateDirect((int) Math.min(size, 1 << 20));
+        long pos = 0;
+        try {
+            while (pos < size) {
+                zeros.clear().limit((int) Math.min(zeros.capacity(), size - pos));
+                pos += ch.write(zeros, pos);
+            }
+        } catch (IOException e) {
+            Path dir = path.getParent();
+            long free = -1;
+            try {
+                free = Files.getFileStore(dir).getUsableSpace();
+            } catch (IOException | RuntimeException ignored) {
+                // the message says what it can
+            }
+            throw new Sharp4jException("not enough space in " + dir + " for sharp4j's shared memory: " + path.getFileName()
+                    + " needs " + mib(size) + (free >= 0 ? " and " + mib(free) + " are free" : "") + " (" + e.getMessage()
+                    + "). Enlarge it (containers: docker run --shm-size=1g, Kubernetes: an emptyDir with medium Memory), point"
+                    + " sharp4j.shm.dir at a larger tmpfs, or lower sharp4j.shared.bytes / sharp4j.slot.bytes", e);
+        }
+    }
+
+    private static String mib(long bytes) {
+        return String.format(java.util.Locale.ROOT, "%.1f MiB", bytes / 1048576.0);
+    }
+
+    /** Removes the file name if it exists, ignoring errors (cleanup paths). */
+    public static void unlinkQuietly(Path path) {
+        try {
+            Files.deleteIfExists(path);
+        } catch (IOException | RuntimeException ignored) {
+            // the error being reported matters more
         }
     }
 
@@ -74,13 +121,6 @@ public final class Segment implements AutoCloseable {
         if (size <= 0 || size > Integer.MAX_VALUE) {
             throw new Sharp4jException("segment " + path + " would need " + size
                     + " bytes; a segment must be 1 B..2 GiB (lower sharp4j.slot.bytes / sharp4j.shared.bytes)");
-        }
-    }
-
-    private void firstTouch(long touch) {
-        // One store per page is enough to fault it in on this rank's NUMA node; tmpfs pages are zero.
-        for (int i = 0; i < touch; i += 4096) {
-            map.put(i, (byte) 0);
         }
     }
 
