@@ -108,6 +108,12 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     /** Why {@link #abort} was called (null if it was not): ends this rank's own waits at their next probe. */
     private volatile String abortReason;
 
+    // Progress line fields (see ShmLevel's layout): written on the slow path only.
+    private static final int P_PID = 0;
+    private static final int P_SEQ = 8;
+    private static final int P_WAITS_FOR = 16;
+    private static final int P_HEARTBEAT = 24;
+
     private static final int IDLE = 0;
     private static final int BUSY = 1;
     private static final int CLOSE_PENDING = 2;
@@ -247,8 +253,9 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 }
                 this.sock = sockLvl;
                 this.node = nodeLvl;
-                Flags.put(node.buf, node.progress(localIndex), myPid);
-                Flags.volatileSet(node.buf, node.progress(localIndex) + 8, 0);
+                Flags.put(node.buf, node.progress(localIndex) + P_PID, myPid);
+                Flags.put(node.buf, node.progress(localIndex) + P_WAITS_FOR, -1);
+                Flags.volatileSet(node.buf, node.progress(localIndex) + P_SEQ, 0);
                 boot.barrier(); // every local rank mapped its segments
             } finally {
                 // Unlinked as soon as every local rank has mapped them (or on failure): from here a
@@ -558,7 +565,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
 
     private void enter(long s) {
         // Plain release store into this rank's own line: read only by failure diagnostics.
-        Flags.release(node.buf, node.progress(localIndex) + 8, s);
+        Flags.release(node.buf, node.progress(localIndex) + P_SEQ, s);
     }
 
     /**
@@ -792,26 +799,77 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             throw new PeerFailureException("rank " + rank + ": rank " + awaitedRank + " died (process "
                     + pids[awaitedRank] + " gone) during " + what, new int[] {awaitedRank});
         }
+        // Tell the node what this rank waits for, and that it is alive and waiting (see culprit()).
+        int line = node.progress(localIndex);
+        Flags.volatileSet(node.buf, line + P_WAITS_FOR, awaitedRank);
+        Flags.volatileSet(node.buf, line + P_HEARTBEAT, System.nanoTime());
         if (waitedNanos >= timeoutNanos) {
             List<Integer> behind = new ArrayList<>();
             for (int j = 0; j < localRanks.length; j++) {
-                if (Flags.volatileGet(node.buf, node.progress(j) + 8) < seq) {
+                if (Flags.volatileGet(node.buf, node.progress(j) + P_SEQ) < seq) {
                     behind.add(localRanks[j]);
                 }
             }
-            boolean awaitedIsLocal = topo.nodeOf(awaitedRank) == nodeIndex;
-            if (behind.isEmpty() && awaitedIsLocal && topo.nodeCount() > 1 && waitedNanos < 2 * timeoutNanos) {
-                return; // the whole node arrived: the culprit is on another node and our leader will name it
+            if (!behind.isEmpty()) {
+                giveUp(behind.get(0));
+                throw new PeerFailureException("rank " + rank + ": timed out after "
+                        + String.format("%.1f", timeoutNanos / 1e9) + " s in " + what + " waiting for rank "
+                        + awaitedRank + "; rank(s) " + behind + " did not arrive (sharp4j.timeout)",
+                        behind.stream().mapToInt(Integer::intValue).toArray());
             }
-            if (behind.isEmpty()) {
-                behind.add(awaitedRank);
+            int stuck = culprit(awaitedRank, timeoutNanos);
+            if (stuck == REMOTE && waitedNanos < 2 * timeoutNanos) {
+                return; // the chain of waits leaves the node: our leader, waiting across nodes, will name the culprit
             }
-            giveUp(behind.get(0));
+            int blamed = stuck >= 0 ? stuck : awaitedRank;
+            giveUp(blamed);
             throw new PeerFailureException("rank " + rank + ": timed out after "
-                    + String.format("%.1f", timeoutNanos / 1e9) + " s in " + what + " waiting for rank "
-                    + awaitedRank + "; rank(s) " + behind + " did not arrive (sharp4j.timeout)",
-                    behind.stream().mapToInt(Integer::intValue).toArray());
+                    + String.format("%.1f", timeoutNanos / 1e9) + " s in " + what + " waiting for rank " + awaitedRank
+                    + (blamed == awaitedRank ? "" : ", which waits for rank " + blamed) + "; rank " + blamed
+                    + (topo.nodeOf(blamed) == nodeIndex ? " entered it but stopped making progress" : " did not answer")
+                    + " (sharp4j.timeout)", new int[] {blamed});
         }
+    }
+
+    private static final int REMOTE = -2;
+
+    /**
+     * Follows the chain of waits from {@code awaited} through this node's progress lines: every
+     * rank waiting in a failure-probed wait records whom it waits for and refreshes a heartbeat at
+     * each probe (every 20 ms). The first rank of the chain that is not waiting, or whose heartbeat
+     * is stale (a stopped or hung process), is the culprit; {@link #REMOTE} when the chain leaves
+     * this node (a node leader waiting across nodes: it names the culprit itself, and its abort
+     * reaches us). Slow path only (at the timeout). Relies on {@code System.nanoTime} being the
+     * host's monotonic clock, shared by its processes (HotSpot on Linux: CLOCK_MONOTONIC).
+     */
+    private int culprit(int awaited, long timeoutNanos) {
+        long stale = Math.min(1_000_000_000L, Math.max(100_000_000L, timeoutNanos / 4));
+        long now = System.nanoTime();
+        int r = awaited;
+        for (int hops = 0; hops <= localRanks.length; hops++) {
+            if (r < 0 || r >= size) {
+                return -1;
+            }
+            if (topo.nodeOf(r) != nodeIndex) {
+                return hops == 0 ? r : REMOTE; // waiting on another node directly: that leader is the one that did not answer
+            }
+            if (r == rank) {
+                return -1; // a cycle through this rank: cannot tell, blame the awaited rank
+            }
+            int line = node.progress(topo.localIndex(r));
+            long waitsFor = Flags.volatileGet(node.buf, line + P_WAITS_FOR);
+            long beat = Flags.volatileGet(node.buf, line + P_HEARTBEAT);
+            if (waitsFor < 0 || now - beat > stale) {
+                return r;
+            }
+            r = (int) waitsFor;
+        }
+        return -1;
+    }
+
+    @Override
+    public void waitEnded() {
+        Flags.volatileSet(node.buf, node.progress(localIndex) + P_WAITS_FOR, -1);
     }
 
     /** This rank gives up on the job, blaming {@code blamed} (or -1). */

@@ -23,7 +23,9 @@ import org.sharp4j.shm.Waiter;
  *   ctl[set][m]        128 B control block per member and set (set = seq mod 2):
  *                        line 0: +0 state  +8 desc  +16 status  +24..64 inline data (40 B)
  *                        line 1: +64 mismatch desc A  +72 mismatch desc B (error path only)
- *   progress[j]        128 B per local rank: +0 pid, +8 last collective entered (diagnostics)
+ *   progress[j]        128 B per local rank (slow path and diagnostics only): +0 pid, +8 last collective
+ *                      entered, +16 global rank it waits for (-1: none), +24 heartbeat (nanoTime of its
+ *                      latest failure probe while waiting)
  *   slot[set][m]       slotBytes per member and set, page aligned
  *   result[set]        slotBytes per set: the tiled algorithm's reduce-scatter output
  *   shared[m]          sharedBytes per member: users' zero-copy buffers

@@ -22,6 +22,10 @@ public final class Waiter {
          * @param timeoutNanos the policy's timeout (the probe decides what to do past it)
          */
         void check(int awaitedRank, long waitedNanos, long timeoutNanos);
+
+        /** Called when a wait that called {@link #check} at least once ends (successfully or not). */
+        default void waitEnded() {
+        }
     }
 
     /**
@@ -76,6 +80,7 @@ public final class Waiter {
             }
         }
         boolean interrupted = false;
+        boolean probed = false;
         try {
             long nextProbe = start + PROBE_INTERVAL_NANOS;
             long parkNanos = 1_000;
@@ -94,10 +99,14 @@ public final class Waiter {
                 }
                 if (now - nextProbe >= 0) {
                     nextProbe = now + PROBE_INTERVAL_NANOS;
+                    probed = true;
                     probe.check(awaitedRank, waited, policy.timeoutNanos);
                 }
             }
         } finally {
+            if (probed) {
+                probe.waitEnded();
+            }
             if (interrupted) {
                 Thread.currentThread().interrupt(); // a collective is not interruptible; the status is kept for the caller
             }
@@ -120,6 +129,7 @@ public final class Waiter {
             }
         }
         boolean interrupted = false;
+        boolean probed = false;
         try {
             long nextProbe = start + PROBE_INTERVAL_NANOS;
             long parkNanos = 1_000;
@@ -139,10 +149,14 @@ public final class Waiter {
                 }
                 if (now - nextProbe >= 0) {
                     nextProbe = now + PROBE_INTERVAL_NANOS;
+                    probed = true;
                     probe.check(awaitedRank, waited, policy.timeoutNanos);
                 }
             }
         } finally {
+            if (probed) {
+                probe.waitEnded();
+            }
             if (interrupted) {
                 Thread.currentThread().interrupt(); // a collective is not interruptible; the status is kept for the caller
             }

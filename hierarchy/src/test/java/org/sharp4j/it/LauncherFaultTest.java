@@ -1,0 +1,64 @@
+package org.sharp4j.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The fault-injection table's rows on the embedded launcher (issue 16): kill -9 and SIGSTOP of a
+ * node leader and of a plain member, on one node (2 sockets) and on 2 simulated nodes x 2 sockets,
+ * while every rank runs random checked collectives ({@link StressMain}). Every other rank must
+ * fail naming the victim (kill -9: within seconds; SIGSTOP: within the timeout, 4 s here), the
+ * stopped rank must end too once continued, the launcher must exit non-zero, and nothing may be
+ * left: no file in /dev/shm or /tmp, no process, no hs_err file.
+ */
+class LauncherFaultTest {
+    static final int TIMEOUT_S = 4;
+
+    @ParameterizedTest(name = "{0} ranks, {1} node(s) x {2} sockets: {3} of rank {4} ({5})")
+    @CsvSource({
+        "4,1,2,KILL,0,node leader", "4,1,2,KILL,3,member", "4,1,2,STOP,0,node leader", "4,1,2,STOP,3,member",
+        "8,2,2,KILL,4,leader of node 1", "8,2,2,KILL,7,member", "8,2,2,STOP,4,leader of node 1", "8,2,2,STOP,6,socket leader"})
+    void everySurvivorNamesTheVictimAndNothingIsLeft(int np, int nodes, int sockets, String signal, int victim, String role)
+            throws Exception {
+        List<String> args = new ArrayList<>(List.of("-np", Integer.toString(np), "--grace", "15"));
+        if (nodes > 1) {
+            args.addAll(List.of("--nodes", Integer.toString(nodes)));
+        }
+        args.addAll(List.of("--sockets", Integer.toString(sockets), StressMain.class.getName(), "-1", "11"));
+        try (FaultRig job = new FaultRig(FaultRig.launcher(List.of("-Dsharp4j.timeout=" + TIMEOUT_S), args.toArray(String[]::new)),
+                List.of())) {
+            long[] pids = job.awaitReady(np, 120);
+            Thread.sleep(300); // inside the random collectives
+            job.signal(pids[victim], signal);
+            double seen = job.awaitOutput(FaultRig.everyoneBlames(np, victim, Set.of(victim)), signal.equals("KILL") ? 30 : 60,
+                    "every survivor naming rank " + victim, pids);
+            if (signal.equals("STOP")) {
+                job.signal(pids[victim], "CONT"); // it must notice the job's end by itself and exit
+            }
+            int exit = job.waitFor(60);
+            List<Long> all = new ArrayList<>();
+            for (long p : pids) {
+                all.add(p);
+            }
+            List<String> left = job.leftovers(List.of("sharp4j", "jucx"), all);
+            String[] errs = job.errors(np);
+            FaultRig.row("launcher " + nodes + "x" + sockets + " sockets, " + np + " ranks", (signal.equals("KILL") ? "kill -9 " : "SIGSTOP ")
+                    + role + " (rank " + victim + ")", FaultRig.summarize(errs, victim), seen, "launcher " + exit, left);
+            assertNotEquals(0, exit, job.output());
+            assertEquals(List.of(), left, job.output());
+            if (signal.equals("KILL")) {
+                assertTrue(seen < 15, "survivors took " + seen + " s to name a dead rank (timeout " + TIMEOUT_S + " s)");
+            } else {
+                assertTrue(seen < 3 * TIMEOUT_S + 10, "survivors took " + seen + " s to name a stopped rank (timeout " + TIMEOUT_S + " s)");
+                assertTrue(errs[victim] != null, "the stopped rank did not report after SIGCONT:\n" + job.output());
+            }
+        }
+    }
+}
