@@ -237,6 +237,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                             tuning.treeRadix(), nodeSlot, 0, localRanks.length);
                     nodeLvl.writeHeader();
                 }
+                pauseForFaultInjection(); // the window in which the names exist (tests kill a rank here)
                 agree(boot, null, "creating the shared-memory segments"); // every segment exists, or every rank throws
                 if (sockSeg == null) {
                     sockSeg = Segment.open(sockPath, ShmLevel.size(sockRanks.length, slot, shared, 0));
@@ -367,6 +368,25 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             if (all[r].length > 0) {
                 String text = "rank " + r + " failed " + step + ": " + new String(all[r], java.nio.charset.StandardCharsets.UTF_8);
                 throw mine != null ? new Sharp4jException(text, mine) : new Sharp4jException(text);
+            }
+        }
+    }
+
+    /**
+     * Fault injection ({@code -Dsharp4j.debug.setupPause=MS}): sleeps while the segment files are
+     * linked, so that a test can kill a rank inside the setup window and check that nothing leaks.
+     * Read once per communicator creation; 0 (the default) costs nothing.
+     */
+    private static void pauseForFaultInjection() {
+        long ms = Long.getLong("sharp4j.debug.setupPause", 0L);
+        if (ms > 0) {
+            System.out.println("sharp4j: setup window open for " + ms + " ms (sharp4j.debug.setupPause), pid "
+                    + ProcessHandle.current().pid());
+            System.out.flush();
+            try {
+                Thread.sleep(ms);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
         }
     }

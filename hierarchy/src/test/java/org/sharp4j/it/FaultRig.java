@@ -240,6 +240,22 @@ public final class FaultRig implements AutoCloseable {
      */
     public List<String> leftovers(List<String> ours, List<Long> pids) throws IOException {
         List<String> out = new ArrayList<>();
+        // A launcher (mpirun) may exit before its children finish their exit: give them 15 s in all.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        for (long p : pids) {
+            java.util.Optional<ProcessHandle> h = ProcessHandle.of(p);
+            while (h.map(ProcessHandle::isAlive).orElse(false) && System.nanoTime() < deadline) {
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+            if (h.map(ProcessHandle::isAlive).orElse(false)) {
+                out.add("process " + p + " still alive");
+            }
+        }
         for (String f : list(SHM)) {
             if (!shmBefore.contains(f) && ours.stream().anyMatch(f::contains)) {
                 out.add("/dev/shm/" + f);
@@ -248,11 +264,6 @@ public final class FaultRig implements AutoCloseable {
         for (String f : list(TMP)) {
             if (!tmpBefore.contains(f) && ours.stream().anyMatch(f::contains)) {
                 out.add("/tmp/" + f);
-            }
-        }
-        for (long p : pids) {
-            if (ProcessHandle.of(p).map(ProcessHandle::isAlive).orElse(false)) {
-                out.add("process " + p + " still alive");
             }
         }
         try (Stream<Path> s = Files.list(cwd)) {
