@@ -26,6 +26,8 @@ class CollectiveCorrectnessTest {
     static final Config SMALL = Config.defaults().withSlotBytes(4096).withSharedBytes(64 * 1024)
             .withTuning(new IntraNodeTuning(3, 512)).withTimeoutNanos(120_000_000_000L);
     static final Config DEFAULT = Config.defaults().withTimeoutNanos(120_000_000_000L);
+    /** SMALL with the exchange up to 256 bytes (inline and slot data), the tree up to 512, tiled above. */
+    static final Config EXCHANGE = SMALL.withTuneOverride("allreduce,reduce,barrier:0-257:exchange");
 
     static Stream<Arguments> topologies() {
         List<Arguments> out = new ArrayList<>();
@@ -40,6 +42,7 @@ class CollectiveCorrectnessTest {
                         continue;
                     }
                     out.add(Arguments.of(ranks, nodes, sockets, "small"));
+                    out.add(Arguments.of(ranks, nodes, sockets, "exchange"));
                     if (ranks == 2 || ranks == 5 || ranks == 8) {
                         out.add(Arguments.of(ranks, nodes, sockets, "default"));
                     }
@@ -54,7 +57,8 @@ class CollectiveCorrectnessTest {
     @ParameterizedTest(name = "{0} ranks, {1} node(s) x {2} socket(s), {3} tuning")
     @MethodSource("topologies")
     void everyTypeOpSizeAndRoot(int ranks, int nodes, int sockets, String tuning) {
-        Config cfg = (tuning.equals("small") ? SMALL : DEFAULT).withSimulatedTopology(nodes, sockets);
+        Config cfg = (tuning.equals("small") ? SMALL : tuning.equals("exchange") ? EXCHANGE : DEFAULT)
+                .withSimulatedTopology(nodes, sockets);
         ThreadRanks.run(ranks, cfg, comm -> {
             int slotElems8 = cfg.slotBytes() / 8;
             int thr = cfg.tuning().tiledThresholdBytes();
@@ -151,7 +155,8 @@ class CollectiveCorrectnessTest {
         }
         System.arraycopy(all[me], 0, mine, 0, count);
         long bytes = (long) count * t.size;
-        boolean tree = comm.engine().algorithm(kind, bytes) == IntraNodeAlgorithm.TREE;
+        IntraNodeAlgorithm alg = comm.engine().algorithm(kind, bytes);
+        boolean tree = alg == IntraNodeAlgorithm.TREE; // the exchange folds left to right per level, like tiled
         // Tree calls fold in the radix the table gives their size; the tiled path's only k-nomial
         // fold is between (simulated) nodes, whose radix is fixed when the communicator is built.
         int k = tree ? comm.engine().treeRadix(kind, bytes) : comm.engine().tuning().treeRadix();
@@ -165,7 +170,7 @@ class CollectiveCorrectnessTest {
         }
         boolean gets = kind == Collective.ALLREDUCE || me == root;
         String what = kind + " " + t + " " + op + " count " + count + " root " + root + " via " + api + " ("
-                + (tree ? "tree" : "tiled") + ") on rank " + me;
+                + alg + ") on rank " + me;
         long[] got;
         switch (api) {
             case ARRAYS: {

@@ -70,6 +70,50 @@ class MismatchAndFailureTest {
         });
     }
 
+    /** SMALL with the exchange up to 40 bytes: 1-5 longs exchange, 8 longs tree, 1500 tiled. */
+    static final Config WITH_EXCHANGE = SMALL.withTuneOverride("allreduce,reduce,barrier:0-41:exchange");
+
+    /** Splits between the exchange and the other algorithms, the odd rank in every role. */
+    @ParameterizedTest(name = "{0} node(s) x {1} socket(s): {2}, odd rank {3}")
+    @CsvSource({
+        "1,1,exchange-count,1", "1,1,exchange-count,0", "2,2,exchange-count,2", "1,2,exchange-count,3",
+        "1,1,exchange-vs-tree,0", "1,1,exchange-vs-tree,3", "1,2,exchange-vs-tree,2", "2,1,exchange-vs-tree,1", "2,2,exchange-vs-tree,0",
+        "1,1,tree-vs-exchange,0", "1,2,tree-vs-exchange,2", "2,2,tree-vs-exchange,3",
+        "1,1,exchange-vs-tiled,0", "1,1,exchange-vs-tiled,2", "1,2,exchange-vs-tiled,2", "2,2,exchange-vs-tiled,0",
+        "1,1,tiled-vs-exchange,0", "1,2,tiled-vs-exchange,3", "2,1,tiled-vs-exchange,2",
+        "1,1,barrier-vs-exchange,0", "1,2,barrier-vs-exchange,2", "2,2,barrier-vs-exchange,1",
+        "1,1,exchange-root,1", "2,2,exchange-root,2", "1,1,exchange-op,0"})
+    void exchangeSplitsEndWithTheMismatchEverywhere(int nodes, int sockets, String what, int odd) {
+        ThreadRanks.run(4, WITH_EXCHANGE.withSimulatedTopology(nodes, sockets), comm -> {
+            boolean o = comm.rank() == odd;
+            long[] in = new long[2000];
+            long[] out = new long[2000];
+            ArgumentMismatchException e = assertThrows(ArgumentMismatchException.class, () -> {
+                switch (what) {
+                    case "exchange-count": comm.allreduce(in, 0, out, 0, o ? 3 : 4, Op.SUM); break;
+                    case "exchange-vs-tree": comm.allreduce(in, 0, out, 0, o ? 4 : 8, Op.SUM); break;
+                    case "tree-vs-exchange": comm.allreduce(in, 0, out, 0, o ? 8 : 4, Op.SUM); break;
+                    case "exchange-vs-tiled": comm.allreduce(in, 0, out, 0, o ? 4 : 1500, Op.SUM); break;
+                    case "tiled-vs-exchange": comm.allreduce(in, 0, out, 0, o ? 1500 : 4, Op.SUM); break;
+                    case "exchange-root": comm.reduce(in, 0, out, 0, 2, Op.SUM, o ? 0 : 3); break;
+                    case "exchange-op": comm.allreduce(in, 0, out, 0, 2, o ? Op.MIN : Op.SUM); break;
+                    default: if (o) { // barrier-vs-exchange
+                            comm.barrier();
+                        } else {
+                            comm.allreduce(in, 0, out, 0, 1, Op.SUM);
+                        }
+                        break;
+                }
+            });
+            assertTrue(e.getMessage().contains("different arguments"), e.getMessage());
+            long[] one = {comm.rank() + 1};
+            long[] sum = new long[1];
+            comm.allreduce(one, 0, sum, 0, 1, Op.SUM);
+            assertArrayEquals(new long[] {10}, sum);
+            comm.barrier();
+        });
+    }
+
     @Test
     void messageNamesBothCalls() {
         ThreadRanks.run(2, Config.defaults(), comm -> {

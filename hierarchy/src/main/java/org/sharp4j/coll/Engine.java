@@ -87,13 +87,14 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     /** The tuning rules resolved for this job's shape (nodes, max ranks per node): consulted on every call. */
     final CompiledTable table;
     private final Config cfg;
-    private long treeCalls;
-    private long tiledCalls;
+    private final long[] callsBy = new long[IntraNodeAlgorithm.values().length];
+    private final TreeAlgorithm tree = new TreeAlgorithm(this);
+    private final TiledAlgorithm tiled = new TiledAlgorithm(this);
+    private final ExchangeAlgorithm exchange;
     final Waiter waiter;
     final CallStatus st = new CallStatus();
     public final Payload src = new Payload();
     public final Payload dst = new Payload();
-    private final int treeMaxBytes;
     private final int chunkBytes;
     private final long[] pids;
     private final boolean[] onMyHost;
@@ -188,8 +189,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         // Ranks outnumber the host's CPUs: spin briefly, they share cores (bound or not).
         boolean oversubscribed = onHost > org.sharp4j.topology.CpuTopology.onlineCpus();
         this.waiter = new Waiter(WaitPolicy.parse(cfg.waitSpec(), WaitPolicy.defaults(oversubscribed, cfg.timeoutNanos())), this);
-        this.treeMaxBytes = Math.min(table.tiledThreshold(Collective.ALLREDUCE), cfg.slotBytes());
         this.chunkBytes = cfg.slotBytes();
+        this.exchange = new ExchangeAlgorithm(this, chunkBytes);
 
         // Segment files: one per socket (created and first-touched by its leader), one per node.
         // (A path is named here; nothing exists until the leaders create them below.)
@@ -291,8 +292,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             segments.clear();
             throw e;
         }
-        treeCalls = 0;
-        tiledCalls = 0;
+        java.util.Arrays.fill(callsBy, 0);
         if (rank == 0) {
             LOG.info("sharp4j: {}; intra-node {}; inter-node {}; slot {} B, shared buffer {} B; wait {}", topo, tuning,
                     interName, slot, shared, waiter.policy());
@@ -310,18 +310,37 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * {@code sharp4j.warmup=0} turns it off.
      */
     private void warmUp(int rounds) {
-        int big = Math.max(treeMaxBytes, ShmLevel.INLINE_BYTES) / 8 + 1;   // first size past the tree: tiled
-        int mid = ShmLevel.INLINE_BYTES / 8 + 1;                           // first size past inline: slot
+        // One size per segment of the table (each algorithm, each radix), the first past the inline
+        // area, and one tiled call of two chunks: every path the calls of this job can take.
+        long[] starts = table.intraStarts(Collective.ALLREDUCE);
+        int limit = Math.max(1, Math.min(sock.sharedBytes, 2 * chunkBytes + 8) / 8);
+        int[] counts = new int[starts.length + 2];
+        int n = 0;
+        for (long st : starts) {
+            counts[n++] = (int) Math.min(limit, Math.max(1, (st + 7) / 8));
+        }
+        counts[n++] = ShmLevel.INLINE_BYTES / 8 + 1;
+        counts[n++] = Math.min(limit, chunkBytes / 8 + 1);
+        int big = 1;
+        for (int c : counts) {
+            big = Math.max(big, c);
+        }
+        int small = Math.min(big, Math.max(ShmLevel.INLINE_BYTES / 8 + 1, (int) Math.min(limit, starts.length > 1 ? (starts[1] + 7) / 8 : 1)));
         double[] d = new double[big];
         double[] r = new double[big];
-        java.nio.ByteBuffer bd = java.nio.ByteBuffer.allocateDirect(big * 8);
-        java.nio.ByteBuffer br = java.nio.ByteBuffer.allocateDirect(big * 8);
-        Object[] arrays = {new int[mid], new long[mid], new float[mid], d};
-        Object[] outs = {new int[mid], new long[mid], new float[mid], r};
+        java.nio.ByteBuffer bd = java.nio.ByteBuffer.allocateDirect(big * 8).order(java.nio.ByteOrder.nativeOrder());
+        java.nio.ByteBuffer br = java.nio.ByteBuffer.allocateDirect(big * 8).order(java.nio.ByteOrder.nativeOrder());
+        Object[] arrays = {new int[small], new long[small], new float[small], d};
+        Object[] outs = {new int[small], new long[small], new float[small], r};
         for (int i = 0; i < rounds; i++) {
             int root = i % size;
-            for (int count : new int[] {1, mid}) {
-                for (int a = 0; a < arrays.length; a++) {
+            for (int k = 0; k < n; k++) {
+                int count = counts[k];
+                boolean large = count > small;
+                if (large && i % 4 != 0) {
+                    continue; // long calls cost time; every fourth round profiles them enough
+                }
+                for (int a = large ? arrays.length - 1 : 0; a < arrays.length; a++) {
                     DataType t = DataType.ofArray(arrays[a]);
                     src.array(arrays[a], 0);
                     dst.array(outs[a], 0);
@@ -333,26 +352,21 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 src.buffer(bd, 0);
                 dst.buffer(br, 0);
                 run(Collective.ALLREDUCE, DataType.DOUBLE, Op.SUM, 0, count);
-                useShared(src);
-                useShared(dst);
-                run(Collective.ALLREDUCE, DataType.DOUBLE, Op.SUM, 0, count);
+                if (count * 8L <= sock.sharedBytes) {
+                    useShared(src);
+                    useShared(dst);
+                    run(Collective.ALLREDUCE, DataType.DOUBLE, Op.SUM, 0, count);
+                }
             }
             src.none();
             dst.none();
             run(Collective.BARRIER, null, null, 0, 0);
-            if (i % 4 == 0 && big * 8L <= sock.sharedBytes) {
-                src.array(d, 0);
-                dst.array(r, 0);
-                run(Collective.ALLREDUCE, DataType.DOUBLE, Op.SUM, 0, big);
-                src.buffer(bd, 0);
-                dst.buffer(br, 0);
-                run(Collective.REDUCE, DataType.DOUBLE, Op.SUM, root, big);
-            }
         }
         src.none();
         dst.none();
         java.util.Arrays.fill(r, 0);
     }
+
 
     /**
      * A setup step's outcome agreed over the bootstrap (an allgather, which also orders the step
@@ -449,7 +463,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
 
     /** Calls (since creation, warm-up excluded) that ran the intra-node algorithm {@code a}. */
     public long calls(IntraNodeAlgorithm a) {
-        return a == IntraNodeAlgorithm.TREE ? treeCalls : tiledCalls;
+        return callsBy[a.ordinal()];
     }
 
     /** The k-nomial radix a tree call of {@code bytes} uses (from the table; the same on every rank). */
@@ -485,15 +499,19 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
 
     /** Which intra-node algorithm a call of {@code bytes} uses (the same on every rank). */
     public IntraNodeAlgorithm algorithm(Collective c, long bytes) {
-        if (c == Collective.BARRIER) {
-            return IntraNodeAlgorithm.TREE; // no data to tile
-        }
-        return treeAt(c, table.intraIndex(c, bytes), bytes) ? IntraNodeAlgorithm.TREE : IntraNodeAlgorithm.TILED;
+        return algorithmAt(c, table.intraIndex(c, bytes), bytes);
     }
 
-    /** The tree accumulates in a slot: larger messages run tiled whatever the table says. */
-    private boolean treeAt(Collective c, int segment, long bytes) {
-        return table.intraAlgorithmAt(c, segment) == IntraNodeAlgorithm.TREE && bytes <= chunkBytes;
+    /**
+     * The table's choice, corrected where it cannot apply: a barrier moves no data to tile (it
+     * takes the tree), and the tree and the exchange hold a message in one slot (larger ones run tiled).
+     */
+    private IntraNodeAlgorithm algorithmAt(Collective c, int segment, long bytes) {
+        IntraNodeAlgorithm a = table.intraAlgorithmAt(c, segment);
+        if (c == Collective.BARRIER) {
+            return a == IntraNodeAlgorithm.TILED ? IntraNodeAlgorithm.TREE : a;
+        }
+        return a != IntraNodeAlgorithm.TILED && bytes > chunkBytes ? IntraNodeAlgorithm.TILED : a;
     }
 
     /** Throws if an earlier failure broke this communicator. */
@@ -519,20 +537,21 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             current = kind;
             long desc = kind == Collective.BARRIER ? Desc.make(kind, DataType.INT, Op.SUM, 0, 0)
                     : Desc.make(kind, type, op, kind == Collective.REDUCE ? root : 0, count);
-            if (kind == Collective.BARRIER) {
-                treeCalls++;
-                tree(kind, type, op, root, count, desc);
-                return;
-            }
-            long bytes = (long) count * type.size;
+            long bytes = type == null ? 0 : (long) count * type.size;
             int i = table.intraIndex(kind, bytes);
-            if (treeAt(kind, i, bytes)) {
-                treeCalls++;
-                tree(kind, type, op, root, count, desc);
-            } else {
-                tiledCalls++;
-                int chunk = table.chunkAt(kind, i);
-                tiled(kind, type, op, root, count, desc, chunk <= 0 || chunk > chunkBytes ? chunkBytes : chunk);
+            IntraNodeAlgorithm a = algorithmAt(kind, i, bytes);
+            callsBy[a.ordinal()]++;
+            switch (a) {
+                case EXCHANGE:
+                    exchange.run(kind, type, op, root, count, desc);
+                    break;
+                case TREE:
+                    tree.run(kind, type, op, root, count, desc);
+                    break;
+                default:
+                    int chunk = table.chunkAt(kind, i);
+                    tiled.run(kind, type, op, root, count, desc, chunk <= 0 || chunk > chunkBytes ? chunkBytes : chunk);
+                    break;
             }
         } catch (ArgumentMismatchException e) {
             throw e;
@@ -583,183 +602,15 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         }
     }
 
-    private void enter(long s) {
+    /** The next call's sequence number (one per call or per chunk), recorded in this rank's progress line. */
+    long nextSeq() {
+        long s = ++seq;
         // Plain release store into this rank's own line: read only by failure diagnostics.
         Flags.release(node.buf, node.progress(localIndex) + P_SEQ, s);
+        return s;
     }
 
-    /**
-     * Small messages: k-nomial fold up the socket tree (phase 1), up the tree of socket leaders
-     * (phase 2), inter-node step at the node leader (phase 3), then flat releases down (4, 5).
-     * The accumulator lives where this rank's parent reads it: at its top level, inline in its
-     * control block for up to 40 bytes, else in its slot.
-     */
-    private void tree(Collective kind, DataType t, Op op, int root, int count, long desc) {
-        final long s = ++seq;
-        final int set = (int) (s & 1);
-        enter(s);
-        final int bytes = t == null ? 0 : count * t.size;
-        final ShmLevel top = socketCount > 1 && socketLeader ? node : sock;
-        final int acc = top.dataOff(set, top.me, bytes);
-        final int radix = table.treeRadix(kind, bytes);   // the same on every rank for this call
-        final int[] sockKids = sock.childrenFor(radix);
-        if (bytes > 0) {
-            // A leaf with a parent lets the parent read its shared buffer in place. (A lone rank
-            // is its own root: its accumulator must be filled for phase 3 and the release.)
-            boolean leafWithParent = sockKids.length == 0 && top == sock && sock.me != 0;
-            if (leafWithParent && bytes > ShmLevel.INLINE_BYTES && src.isShared()) {
-                desc |= Desc.SHARED; // zero copy: the parent reads this rank's shared buffer in place
-            } else {
-                src.copyIn(top, acc, t, 0, count);
-            }
-        }
-        st.reset();
-        sock.foldChildren(sockKids, set, s, desc, top.buf, acc, count, t, op, waiter, st, rank);         // phase 1
-        if (top == node) {
-            node.foldChildren(node.childrenFor(radix), set, s, desc, top.buf, acc, count, t, op, waiter, st, rank); // phase 2
-        }
-        ShmLevel res = top;
-        int resOff;
-        if (top.me != 0) {
-            top.publish(set, ShmLevel.ARRIVED, s, desc, st);
-            st.reset(); // the root's verdict (which includes ours) is what every rank reports
-            top.await(set, 0, ShmLevel.RELEASED, s, waiter, st);                               // wait for phase 4/5
-            resOff = top.dataOff(set, 0, bytes);
-        } else {
-            if (inter != null) {
-                interNode(kind, top.buf, acc, count, t, op, root, desc);                      // phase 3
-            }
-            top.publish(set, ShmLevel.RELEASED, s, desc, st);
-            resOff = acc;
-        }
-        if (top == node && sock.members > 1) {                                                // phase 4
-            int mine = sock.dataOff(set, 0, bytes);
-            if (kind == Collective.ALLREDUCE && bytes > 0 && st.ok()) {
-                ShmLevel.copy(sock.buf, mine, res.buf, resOff, bytes);
-                res = sock;
-                resOff = mine;
-            }
-            sock.publish(set, ShmLevel.RELEASED, s, desc, st);
-        }
-        if (!st.ok()) {
-            throw st.toException();
-        }
-        if (kind == Collective.ALLREDUCE) {
-            dst.copyOut(res, resOff, t, 0, count);
-        } else if (kind == Collective.REDUCE && rank == root) {
-            ShmLevel nl = socketCount > 1 ? node : sock;   // the node leader's top level
-            dst.copyOut(nl, nl.dataOff(set, 0, bytes), t, 0, count);
-        }
-    }
-
-    /**
-     * Long vectors, per chunk of at most a slot: every rank of a socket reduces its
-     * cache-line-aligned tile of the chunk over all the socket's contributions, in member order
-     * (phase 1 as a reduce-scatter); socket leaders do the same over sockets (phase 2); the node
-     * leader runs the inter-node step on the whole chunk (phase 3); then everyone copies the
-     * result out (phases 4-5 as one-stage broadcast). Chunks alternate between the two sets, so
-     * chunk i+1's copy-in overlaps slower ranks' copy-out of chunk i.
-     */
-    private void tiled(Collective kind, DataType t, Op op, int root, int count, long desc, int chunkBytes) {
-        final int size = t.size;
-        final int chunkElems = chunkBytes / size;
-        final int lineElems = 64 / size;
-        final boolean wantResult = kind == Collective.ALLREDUCE || rank == root;
-        final ShmLevel resLvl = socketCount > 1 ? node : sock;
-        if (src.isShared()) {
-            desc |= Desc.SHARED;
-        }
-        for (int first = 0; first < count; first += chunkElems) {
-            final int n = Math.min(chunkElems, count - first);
-            final long s = ++seq;
-            final int set = (int) (s & 1);
-            enter(s);
-            st.reset();
-            final int q = sock.members;
-            final int me = sock.me;
-            if (!src.isShared()) {
-                src.copyIn(sock, sock.slot(set, me), t, first, n);
-            }
-            sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
-            // Phase 1: my tile over all members of my socket, in member order.
-            int tile = ceilDiv(ceilDiv(n, q), lineElems) * lineElems;
-            int lo = Math.min(n, me * tile);
-            int hi = Math.min(n, lo + tile);
-            ShmLevel out = socketCount > 1 ? node : sock;
-            int outBase = socketCount > 1 ? node.slot(set, socketIndexInNode) : sock.result(set);
-            int prev = 0;
-            for (int m = 0; m < q; m++) {
-                sock.awaitChecked(set, m, ShmLevel.ARRIVED, s, desc, waiter, st, rank);
-                if (hi > lo && st.ok()) {
-                    int from = (Desc.shared(sock.descOf(set, m)) ? sock.shared(m) + first * size : sock.slot(set, m)) + lo * size;
-                    int to = outBase + lo * size;
-                    if (q == 1) {
-                        ShmLevel.copy(out.buf, to, sock.buf, from, (hi - lo) * size);
-                    } else if (m == 1) {
-                        Reductions.combine(t, op, out.buf, to, sock.buf, prev, sock.buf, from, hi - lo); // x0 op x1 in one pass
-                    } else if (m > 1) {
-                        Reductions.combine(t, op, out.buf, to, sock.buf, from, hi - lo);
-                    }
-                    prev = from;
-                }
-            }
-            sock.publish(set, ShmLevel.TILED, s, desc, st);
-            // Phase 2: socket leaders reduce node tiles over the sockets' results.
-            if (socketCount > 1 && socketLeader) {
-                for (int m = 1; m < q; m++) {
-                    sock.awaitTiled(set, m, s, desc, waiter, st);
-                }
-                node.publish(set, ShmLevel.ARRIVED, s, desc, st);
-                int ntile = ceilDiv(ceilDiv(n, socketCount), lineElems) * lineElems;
-                int nlo = Math.min(n, node.me * ntile);
-                int nhi = Math.min(n, nlo + ntile);
-                for (int m = 0; m < socketCount; m++) {
-                    node.awaitChecked(set, m, ShmLevel.ARRIVED, s, desc, waiter, st, rank);
-                    if (nhi > nlo && st.ok()) {
-                        int from = node.slot(set, m) + nlo * size;
-                        int to = node.result(set) + nlo * size;
-                        if (m == 1) {
-                            Reductions.combine(t, op, node.buf, to, node.buf, node.slot(set, 0) + nlo * size, node.buf, from, nhi - nlo);
-                        } else if (m > 1) {
-                            Reductions.combine(t, op, node.buf, to, node.buf, from, nhi - nlo);
-                        }
-                    }
-                }
-                node.publish(set, ShmLevel.TILED, s, desc, st);
-            }
-            final int resOff = resLvl.result(set);
-            if (nodeLeader) {
-                ShmLevel top = socketCount > 1 ? node : sock;
-                for (int m = 1; m < top.members; m++) {
-                    top.awaitTiled(set, m, s, desc, waiter, st);
-                }
-                if (inter != null) { // even after a mismatch: the other node leaders are waiting in it
-                    interNode(kind, resLvl.buf, resOff, n, t, op, root, desc);                  // phase 3
-                }
-                top.publish(set, ShmLevel.RELEASED, s, desc, st);
-                if (top == node && q > 1) {
-                    sock.publish(set, ShmLevel.RELEASED, s, desc, st);
-                }
-            } else if (socketCount > 1 && socketLeader) {
-                st.reset();
-                node.await(set, 0, ShmLevel.RELEASED, s, waiter, st);
-                if (q > 1) {
-                    sock.publish(set, ShmLevel.RELEASED, s, desc, st);
-                }
-            } else {
-                st.reset();
-                sock.await(set, 0, ShmLevel.RELEASED, s, waiter, st);
-            }
-            if (!st.ok()) {
-                throw st.toException();
-            }
-            if (wantResult) {
-                dst.copyOut(resLvl, resOff, t, first, n);
-            }
-        }
-    }
-
-    private void interNode(Collective kind, java.nio.ByteBuffer b, int off, int count, DataType t, Op op, int root, long desc) {
+    void interNode(Collective kind, java.nio.ByteBuffer b, int off, int count, DataType t, Op op, int root, long desc) {
         desc &= ~Desc.SHARED; // where this rank's input lay is a local matter
         try {
             switch (kind) {

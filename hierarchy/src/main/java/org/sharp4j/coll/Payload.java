@@ -86,6 +86,49 @@ public final class Payload {
         }
     }
 
+    /** Typed views of a private direct buffer (native order), made once so copies allocate nothing. */
+    static final class Views {
+        final ByteBuffer buf;
+        final java.nio.IntBuffer ints;
+        final java.nio.LongBuffer longs;
+        final java.nio.FloatBuffer floats;
+        final java.nio.DoubleBuffer doubles;
+
+        Views(int bytes) {
+            buf = ByteBuffer.allocateDirect(bytes).order(java.nio.ByteOrder.nativeOrder());
+            ints = buf.asIntBuffer();
+            longs = buf.asLongBuffer();
+            floats = buf.asFloatBuffer();
+            doubles = buf.asDoubleBuffer();
+        }
+    }
+
+    /** {@code v[0, count elements)} -> user[0, count). */
+    void copyOutFrom(Views v, DataType t, int count) {
+        if (count == 0) {
+            return;
+        }
+        switch (kind) {
+            case ARRAY:
+                switch (t) {
+                    case DOUBLE: v.doubles.get(0, (double[]) array, off, count); break;
+                    case LONG: v.longs.get(0, (long[]) array, off, count); break;
+                    case FLOAT: v.floats.get(0, (float[]) array, off, count); break;
+                    case INT: v.ints.get(0, (int[]) array, off, count); break;
+                    default: throw new AssertionError(t);
+                }
+                break;
+            case BUFFER:
+                buffer.put(off * t.size, v.buf, 0, count * t.size);
+                break;
+            case SHARED:
+                ShmLevel.copy(sharedLevel.buf, sharedOff, v.buf, 0, count * t.size);
+                break;
+            default:
+                break; // no output on this rank
+        }
+    }
+
     /** segment at {@code segOff} -> user[first, first+count). */
     void copyOut(ShmLevel lvl, int segOff, DataType t, int first, int count) {
         if (count == 0) {

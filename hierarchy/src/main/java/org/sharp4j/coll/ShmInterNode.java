@@ -66,7 +66,7 @@ final class ShmInterNode implements InterNodeStep {
     /** One fold-up / release-down round over at most a slot of data. */
     private void step(ByteBuffer buf, int off, int count, DataType t, Op op, long desc, CallStatus status) {
         final long s = ++seq;
-        final int set = (int) (s & 1);
+        final int set = ShmLevel.set(s);
         final int bytes = t == null ? 0 : count * t.size;
         final int acc = level.dataOff(set, level.me, bytes);
         if (bytes > 0) {

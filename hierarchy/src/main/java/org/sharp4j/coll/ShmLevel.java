@@ -20,14 +20,17 @@ import org.sharp4j.shm.Waiter;
  * <h2>Layout</h2>
  * <pre>
  *   [0, 4096)          header: magic, members, slot bytes, shared bytes, progress lines; abort word
- *   ctl[set][m]        128 B control block per member and set (set = seq mod 2):
+ *   ctl[set][m]        128 B control block per member and set (set = seq mod SETS):
  *                        line 0: +0 state  +8 desc  +16 status  +24..64 inline data (40 B)
  *                        line 1: +64 mismatch desc A  +72 mismatch desc B (error path only)
+ *                                +80..120 released data (40 B): member 0's result when it releases
+ *                                a call whose input still sits in line 0 (the exchange)
  *   progress[j]        128 B per local rank (slow path and diagnostics only): +0 pid, +8 last collective
  *                      entered, +16 global rank it waits for (-1: none), +24 heartbeat (nanoTime of its
  *                      latest failure probe while waiting)
  *   slot[set][m]       slotBytes per member and set, page aligned
- *   result[set]        slotBytes per set: the tiled algorithm's reduce-scatter output
+ *   result[set]        slotBytes per set: the tiled algorithm's reduce-scatter output, the exchange's
+ *                      released result above 40 B
  *   shared[m]          sharedBytes per member: users' zero-copy buffers
  * </pre>
  *
@@ -39,10 +42,14 @@ import org.sharp4j.shm.Waiter;
  * in the same line as the flag: one cache-line transfer per step.
  *
  * <h2>Reuse</h2>
- * Sets alternate with the sequence number. Every collective ends with a release that the root
- * sends only after all members arrived, and members arrive at call n+1 only after finishing call
- * n; so when a member writes set (n+2) mod 2 all readers of its call-n data are done. The release
- * of call n+1 is the acknowledgment of call n: back-to-back collectives need no extra barrier.
+ * Sets rotate with the sequence number ({@link #SETS} of them). A member arrives at call n+1 only
+ * after finishing its part of call n (its reads of others' data, its writes of results others
+ * read). Before a member writes anything of set n mod SETS (its input, its tile of the result, a
+ * release) it has observed, directly or through a release that implies it, every member's
+ * arrival at call n-1 (at the latest: in call n-1 itself), so every reader of call n - SETS
+ * (&lt;= n-2) is done. That is why no algorithm needs an acknowledgment round, including the tiled
+ * Reduce whose non-root ranks return before the root has read their tiles: the next call's
+ * arrivals are the acknowledgment. Two sets would do; four give a fast rank slack.
  */
 public final class ShmLevel {
     static final int MAGIC = 0x53344A4C; // "S4JL"
@@ -56,6 +63,8 @@ public final class ShmLevel {
     static final int H_ABORT = 64;
 
     public static final int CTL = 128;
+    /** Sets of control blocks and slots in rotation (a power of two). */
+    public static final int SETS = 4;
     static final int STATE = 0;
     static final int DESC = 8;
     static final int STATUS = 16;
@@ -63,6 +72,8 @@ public final class ShmLevel {
     public static final int INLINE_BYTES = 40;
     static final int ERR_A = 64;
     static final int ERR_B = 72;
+    /** Released data in line 1 of member 0's block (see the layout). */
+    static final int REL_DATA = 80;
 
     static final int ARRIVED = 1;
     static final int TILED = 2;
@@ -111,10 +122,10 @@ public final class ShmLevel {
         this.sharedBytes = sharedBytes;
         this.progressLines = progressLines;
         this.ctlBase = HEADER;
-        this.progressBase = ctlBase + 2 * members * CTL;
+        this.progressBase = ctlBase + SETS * members * CTL;
         this.slotBase = roundUp(progressBase + progressLines * CTL, PAGE);
-        this.resultBase = slotBase + 2 * members * slotBytes;
-        this.sharedBase = resultBase + 2 * slotBytes;
+        this.resultBase = slotBase + SETS * members * slotBytes;
+        this.sharedBase = resultBase + SETS * slotBytes;
         long need = size(members, slotBytes, sharedBytes, progressLines);
         if (segment.size() != need) {
             throw new Sharp4jException("segment " + segment.path() + " has " + segment.size() + " bytes, layout needs " + need);
@@ -137,9 +148,9 @@ public final class ShmLevel {
 
     /** Bytes of a segment for this layout; slot and shared sizes must be page multiples. */
     static long size(int members, int slotBytes, int sharedBytes, int progressLines) {
-        long progressBase = HEADER + 2L * members * CTL;
+        long progressBase = HEADER + (long) SETS * members * CTL;
         long slotBase = (progressBase + (long) progressLines * CTL + PAGE - 1) / PAGE * PAGE;
-        return slotBase + 2L * members * slotBytes + 2L * slotBytes + (long) members * sharedBytes;
+        return slotBase + (long) SETS * members * slotBytes + (long) SETS * slotBytes + (long) members * sharedBytes;
     }
 
     void writeHeader() {
@@ -162,6 +173,11 @@ public final class ShmLevel {
 
     int ctl(int set, int m) {
         return ctlBase + (set * members + m) * CTL;
+    }
+
+    /** The set of call {@code seq}. */
+    static int set(long seq) {
+        return (int) seq & (SETS - 1);
     }
 
     int slot(int set, int m) {

@@ -32,11 +32,15 @@ class TableInEngineTest {
     }
 
     @Test
-    void defaultTableRunsTheTreeFor64Bytes() {
+    void defaultTableRunsTheExchangeFor64BytesAndTheTreeFor1k() {
         ThreadRanks.run(2, BASE, comm -> {
             Engine e = comm.engine();
-            assertEquals(IntraNodeAlgorithm.TREE, e.algorithm(Collective.ALLREDUCE, 64));
+            assertEquals(IntraNodeAlgorithm.EXCHANGE, e.algorithm(Collective.ALLREDUCE, 64));
+            assertEquals(IntraNodeAlgorithm.TREE, e.algorithm(Collective.ALLREDUCE, 1024));
             allreduceAndCheck(comm, 8);
+            allreduceAndCheck(comm, 128);
+            comm.barrier();
+            assertEquals(2, e.calls(IntraNodeAlgorithm.EXCHANGE));
             assertEquals(1, e.calls(IntraNodeAlgorithm.TREE));
             assertEquals(0, e.calls(IntraNodeAlgorithm.TILED));
         });
@@ -48,9 +52,10 @@ class TableInEngineTest {
         ThreadRanks.run(3, cfg, comm -> {
             Engine e = comm.engine();
             assertEquals(IntraNodeAlgorithm.TILED, e.algorithm(Collective.ALLREDUCE, 64));
-            assertEquals(IntraNodeAlgorithm.TREE, e.algorithm(Collective.ALLREDUCE, 128));
+            assertEquals(IntraNodeAlgorithm.EXCHANGE, e.algorithm(Collective.ALLREDUCE, 128));
+            assertEquals(IntraNodeAlgorithm.TREE, e.algorithm(Collective.ALLREDUCE, 512));
             allreduceAndCheck(comm, 8);     // 64 B: tiled
-            allreduceAndCheck(comm, 16);    // 128 B: tree
+            allreduceAndCheck(comm, 64);    // 512 B: tree
             allreduceAndCheck(comm, 1000);  // 8000 B in 256-byte chunks
             assertEquals(2, e.calls(IntraNodeAlgorithm.TILED));
             assertEquals(1, e.calls(IntraNodeAlgorithm.TREE));
@@ -70,8 +75,8 @@ class TableInEngineTest {
             allreduceAndCheck(comm, 1);
             assertEquals(1, comm.engine().calls(IntraNodeAlgorithm.TILED));
         });
-        // ppn=2 only: with 3 ranks on the node the built-in tree applies
-        ThreadRanks.run(3, cfg, comm -> assertEquals(IntraNodeAlgorithm.TREE, comm.engine().algorithm(Collective.ALLREDUCE, 8)));
+        // ppn=2 only: with 3 ranks on the node the built-in exchange applies
+        ThreadRanks.run(3, cfg, comm -> assertEquals(IntraNodeAlgorithm.EXCHANGE, comm.engine().algorithm(Collective.ALLREDUCE, 8)));
     }
 
     @Test

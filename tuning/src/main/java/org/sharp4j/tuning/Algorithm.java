@@ -4,10 +4,12 @@ import java.util.Locale;
 
 /**
  * Every algorithm a tuning rule can name. The name decides the layer the rule configures:
- * {@link #TREE} and {@link #TILED} the shared-memory phases inside a node, {@link #SHARP},
+ * {@link #EXCHANGE}, {@link #TREE} and {@link #TILED} the shared-memory phases inside a node, {@link #SHARP},
  * {@link #KNOMIAL} and {@link #SRA} phase 3 between node leaders.
  */
 public enum Algorithm {
+    /** One-transfer exchange inside the node (every member reads every contribution); no parameters. */
+    EXCHANGE(true, false, false),
     /** k-nomial tree inside the node; parameter {@code radix}. */
     TREE(true, true, false),
     /** Tiled reduce-scatter + read-out inside the node; parameter {@code chunk}. */
@@ -62,8 +64,11 @@ public enum Algorithm {
         return null;
     }
 
-    /** The intra-node enum the engine switches on (TREE or TILED only). */
+    /** The intra-node enum the engine switches on (EXCHANGE, TREE or TILED). */
     public IntraNodeAlgorithm toIntra() {
+        if (this == EXCHANGE) {
+            return IntraNodeAlgorithm.EXCHANGE;
+        }
         if (this == TREE) {
             return IntraNodeAlgorithm.TREE;
         }

@@ -122,13 +122,18 @@ public final class CompiledTable {
         return lo;
     }
 
+    /** First size (bytes) of every intra-node segment of {@code c}, ascending from 0 (the warm-up visits each). */
+    public long[] intraStarts(Collective c) {
+        return intraStart[c.ordinal()].clone();
+    }
+
     /** Index of the intra-node segment for a call: pass it to the {@code *At} methods. */
     public int intraIndex(Collective c, long bytes) {
         return find(intraStart[c.ordinal()], bytes);
     }
 
     public IntraNodeAlgorithm intraAlgorithmAt(Collective c, int i) {
-        return intraAlg[c.ordinal()][i] == Algorithm.TREE ? IntraNodeAlgorithm.TREE : IntraNodeAlgorithm.TILED;
+        return intraAlg[c.ordinal()][i].toIntra();
     }
 
     public int treeRadixAt(Collective c, int i) {
@@ -205,6 +210,7 @@ public final class CompiledTable {
             for (int i = 0; i < intraStart[k].length; i++) {
                 long hi = i + 1 < intraStart[k].length ? intraStart[k][i + 1] : Long.MAX_VALUE;
                 String p = intraAlg[k][i] == Algorithm.TREE ? " radix=" + intraRadix[k][i]
+                        : intraAlg[k][i] == Algorithm.EXCHANGE ? ""
                         : " chunk=" + (intraChunk[k][i] == 0 ? "slot" : Sizes.format(intraChunk[k][i]));
                 out.add(String.format("%-9s intra %-13s %-19s <- %s", name, Sizes.format(intraStart[k][i]) + "-" + Sizes.format(hi),
                         intraAlg[k][i].key() + p, intraOrigin[k][i]));

@@ -4,6 +4,9 @@ package org.sharp4j.tuning;
  * How the shared-memory phases move data inside a node.
  *
  * <ul>
+ *   <li>{@link #EXCHANGE}: every member publishes its contribution next to its flag and reads all
+ *       the others, folding them itself in member order: one cache-line transfer on the critical
+ *       path, {@code a + (q-1) b m}; wins for small m and small q.</li>
  *   <li>{@link #TREE}: k-nomial reduce up the socket tree, then the socket tree of leaders, flat
  *       release down. Latency-bound: cost ~ (k-1)(a + b m) ceil(log_k q) (paper 001), so small
  *       radix wins for small m.</li>
@@ -13,5 +16,5 @@ package org.sharp4j.tuning;
  * </ul>
  */
 public enum IntraNodeAlgorithm {
-    TREE, TILED
+    EXCHANGE, TREE, TILED
 }

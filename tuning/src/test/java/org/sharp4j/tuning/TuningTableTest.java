@@ -18,12 +18,15 @@ class TuningTableTest {
     @Test
     void builtInMatchesTheLegacyDefaults() {
         CompiledTable t = TuningTable.builtIn().compile(1, 4);
-        assertEquals(IntraNodeAlgorithm.TREE, t.intraAlgorithm(AR, 0));
+        assertEquals(IntraNodeAlgorithm.EXCHANGE, t.intraAlgorithm(AR, 0));
+        assertEquals(IntraNodeAlgorithm.EXCHANGE, t.intraAlgorithm(AR, 256));
+        assertEquals(IntraNodeAlgorithm.TREE, t.intraAlgorithm(AR, 257));
         assertEquals(IntraNodeAlgorithm.TREE, t.intraAlgorithm(AR, 16384));
+        assertEquals(IntraNodeAlgorithm.TREE, TuningTable.builtIn().compile(1, 33).intraAlgorithm(AR, 8), "the exchange up to 32 ranks per node");
         assertEquals(IntraNodeAlgorithm.TILED, t.intraAlgorithm(AR, 16385));
         assertEquals(IntraNodeAlgorithm.TILED, t.intraAlgorithm(AR, Long.MAX_VALUE - 1));
-        assertEquals(IntraNodeAlgorithm.TREE, t.intraAlgorithm(Collective.BARRIER, 0));
-        assertEquals(2, t.treeRadix(AR, 8));
+        assertEquals(IntraNodeAlgorithm.EXCHANGE, t.intraAlgorithm(Collective.BARRIER, 0));
+        assertEquals(2, t.treeRadix(AR, 1000));
         assertEquals(16384, t.summary().tiledThresholdBytes());
         assertEquals(2, t.summary().treeRadix());
         // inter-node: k-nomial radix 2 up to 16k, SRA radix 4 from 16k; SHARP only from 4 nodes
@@ -54,7 +57,7 @@ class TuningTableTest {
         assertEquals(32768, t.chunkAt(AR, t.intraIndex(AR, 1 << 20)));
         assertEquals(0, t.chunkAt(AR, t.intraIndex(AR, 0)), "unset chunk means the slot size");
         // reduce was not overridden
-        assertEquals(IntraNodeAlgorithm.TREE, t.intraAlgorithm(Collective.REDUCE, 63));
+        assertEquals(IntraNodeAlgorithm.EXCHANGE, t.intraAlgorithm(Collective.REDUCE, 63));
     }
 
     @Test
@@ -62,9 +65,9 @@ class TuningTableTest {
         TuningTable tt = TuningTable.builtIn().withOverride("allreduce:0-inf:nodes=2-3:ppn=4-inf:tiled", "t");
         assertEquals(IntraNodeAlgorithm.TILED, tt.compile(2, 4).intraAlgorithm(AR, 8));
         assertEquals(IntraNodeAlgorithm.TILED, tt.compile(3, 64).intraAlgorithm(AR, 8));
-        assertEquals(IntraNodeAlgorithm.TREE, tt.compile(1, 4).intraAlgorithm(AR, 8));
-        assertEquals(IntraNodeAlgorithm.TREE, tt.compile(4, 4).intraAlgorithm(AR, 8));
-        assertEquals(IntraNodeAlgorithm.TREE, tt.compile(2, 3).intraAlgorithm(AR, 8));
+        assertEquals(IntraNodeAlgorithm.EXCHANGE, tt.compile(1, 4).intraAlgorithm(AR, 8));
+        assertEquals(IntraNodeAlgorithm.EXCHANGE, tt.compile(4, 4).intraAlgorithm(AR, 8));
+        assertEquals(IntraNodeAlgorithm.EXCHANGE, tt.compile(2, 3).intraAlgorithm(AR, 8));
     }
 
     @Test

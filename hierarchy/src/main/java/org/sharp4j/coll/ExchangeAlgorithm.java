@@ -1,0 +1,177 @@
+package org.sharp4j.coll;
+
+import java.nio.ByteBuffer;
+import org.sharp4j.DataType;
+import org.sharp4j.Op;
+import org.sharp4j.shm.Flags;
+import org.sharp4j.shm.Waiter;
+import org.sharp4j.tuning.Collective;
+
+/**
+ * Small messages in one cache-line transfer: every member of a level publishes its contribution
+ * next to its arrival flag, and every member reads all of them and folds them itself.
+ *
+ * <h2>The math</h2>
+ * A tree moves the data up, then the result down: at least two cache-line transfers on the
+ * critical path, {@code 2 (a + b m)} with one level (paper 001's cost model), and more with
+ * {@code log_k q} levels. Here member m writes its line ({@code ARRIVED}, call signature, up to 40
+ * bytes inline; longer data in its slot) and reads the q-1 others: one transfer on the critical
+ * path, the q-1 reads overlapping as independent misses, {@code a + (q-1) b m} in all. Every
+ * member folds {@code ((x0 op x1) op x2) ... op x(q-1)}, left to right by member, into a private
+ * accumulator (not a line anyone polls), so all get the same bits without a release. Barrier is
+ * the same exchange without data; Reduce is the exchange of an Allreduce whose result only the
+ * root keeps (it costs the same single transfer). The call signatures are compared on every
+ * member against member 0's: the verdict (the first member in member order whose signature
+ * differs) is the same everywhere, again without a release. It pays while q-1 line reads cost
+ * less than a second transfer: small q (a socket's ranks, the node's socket leaders) and small
+ * messages; the tuning table decides.
+ *
+ * <h2>Levels</h2>
+ * <ul>
+ *   <li>one socket, one node: the exchange is the whole collective;</li>
+ *   <li>several sockets: the socket leaders (who hold their socket's result after phase 1)
+ *       exchange once more in the node segment (phase 2, left to right over sockets);</li>
+ *   <li>several nodes: the node leader runs phase 3 on the node's result;</li>
+ *   <li>then each level's member 0 publishes RELEASED with the verdict, the result in the second
+ *       line of its control block (never the first, which holds its own input that slower members
+ *       may still be reading), or in the level's result area above 40 bytes; the members below
+ *       wait for it (phases 4-5). RELEASED on member 0's block is what every algorithm's members
+ *       wait for, so ranks whose calls differ and took different algorithms still all end.</li>
+ * </ul>
+ * Reuse: a member writes set n mod SETS only after it read every member's arrival at call n-1
+ * (see {@link ShmLevel}).
+ */
+final class ExchangeAlgorithm {
+    private final Engine e;
+    /** Private accumulator: this rank's fold, written by this rank only (never polled by others). */
+    private final Payload.Views accViews;
+    private final ByteBuffer acc;
+
+    ExchangeAlgorithm(Engine e, int maxBytes) {
+        this.e = e;
+        this.accViews = new Payload.Views(Math.max(64, maxBytes));
+        this.acc = accViews.buf;
+    }
+
+    void run(Collective kind, DataType t, Op op, int root, int count, long desc) {
+        final Engine e = this.e;
+        final ShmLevel sock = e.sock;
+        final CallStatus st = e.st;
+        final long s = e.nextSeq();
+        final int set = ShmLevel.set(s);
+        final int bytes = t == null ? 0 : count * t.size;
+        st.reset();
+        // Phase 1: publish, then read everyone (this rank's own input is read back from its line or shared buffer).
+        if (bytes > 0) {
+            // Always a copy, also from the shared buffer: nothing tells a member when the others have
+            // read its input (no release follows the fold), and an in-place result would overwrite it.
+            e.src.copyIn(sock, sock.dataOff(set, sock.me, bytes), t, 0, count);
+        }
+        sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
+        fold(sock, set, s, desc, count, t, op, bytes);
+        final boolean severalLevels = e.socketCount > 1 || e.inter != null || e.topo.nodeCount() > 1;
+        if (!severalLevels) {
+            if (!st.ok()) {
+                if (sock.me == 0) {
+                    sock.publish(set, ShmLevel.RELEASED, s, desc, st); // members that took the tree wait for a release
+                }
+                throw st.toException();
+            }
+            deliver(kind, t, root, count);
+            return;
+        }
+        if (sock.me == 0) {
+            if (e.socketCount > 1) {
+                // Phase 2: the socket leaders exchange their sockets' results in the node segment.
+                final ShmLevel node = e.node;
+                if (bytes > 0) {
+                    ShmLevel.copy(node.buf, node.dataOff(set, node.me, bytes), acc, 0, bytes);
+                }
+                node.publish(set, ShmLevel.ARRIVED, s, desc, st);
+                fold(node, set, s, desc, count, t, op, bytes);
+                if (e.nodeLeader) {
+                    phase3(kind, t, op, root, count, desc, bytes);
+                    release(node, set, s, desc, bytes);
+                } else {
+                    receive(node, set, s, bytes);
+                }
+            } else {
+                phase3(kind, t, op, root, count, desc, bytes);
+            }
+            if (sock.members > 1) {
+                release(sock, set, s, desc, bytes);
+            }
+        } else {
+            receive(sock, set, s, bytes);
+        }
+        if (!st.ok()) {
+            throw st.toException();
+        }
+        deliver(kind, t, root, count);
+    }
+
+    /**
+     * Waits for every member's ARRIVED in member order, checks each signature against member 0's,
+     * merges the statuses they carry, and folds their data into {@link #acc} left to right.
+     */
+    private void fold(ShmLevel lvl, int set, long s, long desc, int count, DataType t, Op op, int bytes) {
+        final CallStatus st = e.st;
+        final Waiter w = e.waiter;
+        final long arrived = ShmLevel.enc(s, ShmLevel.ARRIVED);
+        final int q = lvl.members;
+        long d0 = 0;
+        for (int m = 0; m < q; m++) {
+            int ctl = lvl.ctl(set, m);
+            w.await(lvl.buf, ctl + ShmLevel.STATE, arrived, lvl.ranks[m]);
+            long d = Flags.plain(lvl.buf, ctl + ShmLevel.DESC);
+            st.mergeFrom(lvl.buf, ctl);
+            if (m == 0) {
+                d0 = d;
+            } else if (Desc.differs(d, d0)) {
+                st.mismatch(lvl.ranks[0], d0, lvl.ranks[m], d);
+            }
+            if (bytes > 0 && st.ok()) {
+                int from = lvl.dataOff(set, m, bytes);
+                if (m == 0) {
+                    ShmLevel.copy(acc, 0, lvl.buf, from, bytes);
+                } else {
+                    Reductions.combine(t, op, acc, 0, lvl.buf, from, count);
+                }
+            }
+        }
+    }
+
+    /** Phase 3 on the node's result, at the node leader (even after a mismatch: the other node leaders wait in it). */
+    private void phase3(Collective kind, DataType t, Op op, int root, int count, long desc, int bytes) {
+        if (e.inter != null) {
+            e.interNode(kind, acc, 0, count, t, op, root, desc);
+        }
+    }
+
+    /** Member 0 publishes the result (line 1 of its block, or the result area) and the verdict: RELEASED. */
+    private void release(ShmLevel lvl, int set, long s, long desc, int bytes) {
+        if (bytes > 0 && e.st.ok()) {
+            ShmLevel.copy(lvl.buf, released(lvl, set, bytes), acc, 0, bytes);
+        }
+        lvl.publish(set, ShmLevel.RELEASED, s, desc, e.st);
+    }
+
+    /** Waits for member 0's RELEASED and takes its verdict and result. */
+    private void receive(ShmLevel lvl, int set, long s, int bytes) {
+        e.st.reset(); // member 0's verdict, which merged every node's
+        lvl.await(set, 0, ShmLevel.RELEASED, s, e.waiter, e.st);
+        if (bytes > 0 && e.st.ok()) {
+            ShmLevel.copy(acc, 0, lvl.buf, released(lvl, set, bytes), bytes);
+        }
+    }
+
+    private static int released(ShmLevel lvl, int set, int bytes) {
+        return bytes <= ShmLevel.INLINE_BYTES ? lvl.ctl(set, 0) + ShmLevel.REL_DATA : lvl.result(set);
+    }
+
+    private void deliver(Collective kind, DataType t, int root, int count) {
+        if (kind == Collective.ALLREDUCE || kind == Collective.REDUCE && e.rank == root) {
+            e.dst.copyOutFrom(accViews, t, count);
+        }
+    }
+}

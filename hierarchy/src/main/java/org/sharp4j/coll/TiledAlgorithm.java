@@ -1,0 +1,268 @@
+package org.sharp4j.coll;
+
+import org.sharp4j.DataType;
+import org.sharp4j.Op;
+import org.sharp4j.shm.Waiter;
+import org.sharp4j.tuning.Collective;
+
+/**
+ * Long vectors: a reduce-scatter in cache-line-aligned tiles, then everyone reads the tiles
+ * (paper 001's tiled reduce, UCC/xhc's copy-in reduce-scatter), chunk by chunk of at most a slot.
+ *
+ * <h2>The math</h2>
+ * A chunk of n elements is cut into q tiles of {@code ceil(ceil(n/q)/L)*L} elements (L elements
+ * per 64-byte line, so no two ranks write one line); member m owns tile m and computes, for every
+ * element i of it, {@code ((x0[i] op x1[i]) op x2[i]) ... op x(q-1)[i]}: left to right over the
+ * members, the same bits whichever member computes them. Each rank moves about
+ * {@code n (copy in) + n (reads for its tile) + n/q (its tile) + n (copy out)} elements per chunk,
+ * against {@code q n} for a leader that reduces alone: bandwidth-bound work spread over the socket.
+ * Across sockets the socket leaders repeat it over the sockets' results (left to right over
+ * sockets), then the node leader runs phase 3 on the chunk.
+ *
+ * <h2>One socket: no central synchronisation</h2>
+ * Per chunk every member publishes ARRIVED once its input is in its slot (or, zero copy, in its
+ * shared buffer), waits for every member's ARRIVED (checking every call signature: the verdict
+ * is the first member, in member order, whose signature differs from member 0's, so every rank
+ * reaches the same one without a release), reduces its tile into {@code result[set]} and
+ * publishes TILED. An Allreduce then copies each tile out as soon as its owner published it; a
+ * Reduce's root does the same, and the other ranks return right away (their inputs were copied
+ * into their slots; an input read in place from a shared buffer is waited for first): a Reduce
+ * does not wait for its root. With several nodes the node leader waits for every tile, runs
+ * phase 3 on the chunk and releases it. Slot and result reuse need no acknowledgment: see
+ * {@link ShmLevel}'s reuse rule (a member writes its tile of chunk c only after every member's
+ * ARRIVED of chunk c, i.e. after every member finished chunk c-1, including a Reduce root's read-out).
+ *
+ * <h2>Several sockets</h2>
+ * Phase 1 as above into the node segment, phase 2 by the socket leaders over the sockets' results,
+ * then one central release per chunk from the node leader (after phase 3); everyone copies the
+ * chunk out of the node segment.
+ */
+final class TiledAlgorithm {
+    private final Engine e;
+
+    TiledAlgorithm(Engine e) {
+        this.e = e;
+    }
+
+    void run(Collective kind, DataType t, Op op, int root, int count, long desc, int chunkBytes) {
+        if (e.socketCount == 1) {
+            flat(kind, t, op, root, count, desc, chunkBytes);
+        } else {
+            hierarchical(kind, t, op, root, count, desc, chunkBytes);
+        }
+    }
+
+    /** One socket per node: see the class comment. */
+    private void flat(Collective kind, DataType t, Op op, int root, int count, long desc, int chunkBytes) {
+        final Engine e = this.e;
+        final ShmLevel sock = e.sock;
+        final CallStatus st = e.st;
+        final Waiter w = e.waiter;
+        final int size = t.size;
+        final int chunkElems = chunkBytes / size;
+        final int lineElems = 64 / size;
+        final int q = sock.members;
+        final int me = sock.me;
+        final boolean shared = e.src.isShared();
+        final boolean severalNodes = e.topo.nodeCount() > 1;
+        final boolean gets = kind == Collective.ALLREDUCE || e.rank == root;
+        if (shared) {
+            desc |= Desc.SHARED;
+        }
+        for (int first = 0; first < count; first += chunkElems) {
+            final int n = Math.min(chunkElems, count - first);
+            final long s = e.nextSeq();
+            final int set = ShmLevel.set(s);
+            st.reset();
+            if (!shared) {
+                e.src.copyIn(sock, sock.slot(set, me), t, first, n);
+            }
+            sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
+            // Every member's arrival and signature, before anything of this set is written.
+            final long arrived = ShmLevel.enc(s, ShmLevel.ARRIVED);
+            long d0 = 0;
+            for (int m = 0; m < q; m++) {
+                w.await(sock.buf, sock.ctl(set, m) + ShmLevel.STATE, arrived, sock.ranks[m]);
+                long d = sock.descOf(set, m);
+                if (m == 0) {
+                    d0 = d;
+                } else if (Desc.differs(d, d0)) {
+                    st.mismatch(sock.ranks[0], d0, sock.ranks[m], d);
+                }
+            }
+            // My tile over all members, in member order.
+            final int tile = Engine.ceilDiv(Engine.ceilDiv(n, q), lineElems) * lineElems;
+            final int lo = Math.min(n, me * tile);
+            final int hi = Math.min(n, lo + tile);
+            final int res = sock.result(set);
+            if (hi > lo && st.ok()) {
+                final int to = res + lo * size;
+                int prev = 0;
+                for (int m = 0; m < q; m++) {
+                    int from = (Desc.shared(sock.descOf(set, m)) ? sock.shared(m) + first * size : sock.slot(set, m)) + lo * size;
+                    if (q == 1) {
+                        ShmLevel.copy(sock.buf, to, sock.buf, from, (hi - lo) * size);
+                    } else if (m == 1) {
+                        Reductions.combine(t, op, sock.buf, to, sock.buf, prev, sock.buf, from, hi - lo); // x0 op x1 in one pass
+                    } else if (m > 1) {
+                        Reductions.combine(t, op, sock.buf, to, sock.buf, from, hi - lo);
+                    }
+                    prev = from;
+                }
+            }
+            sock.publish(set, ShmLevel.TILED, s, desc, st);
+            if (severalNodes) {
+                if (me == 0) {
+                    for (int m = 1; m < q; m++) {
+                        sock.awaitTiled(set, m, s, desc, w, st);
+                    }
+                    e.interNode(kind, sock.buf, res, n, t, op, root, desc); // phase 3, even after a mismatch: the others wait in it
+                    sock.publish(set, ShmLevel.RELEASED, s, desc, st);
+                } else {
+                    st.reset(); // the node leader's verdict, which merged every node's
+                    sock.await(set, 0, ShmLevel.RELEASED, s, w, st);
+                }
+                if (!st.ok()) {
+                    throw st.toException();
+                }
+                if (gets) {
+                    e.dst.copyOut(sock, res, t, first, n);
+                }
+                continue;
+            }
+            if (!st.ok()) {
+                if (me == 0) {
+                    sock.publish(set, ShmLevel.RELEASED, s, desc, st); // members that took the tree wait for a release
+                }
+                throw st.toException();
+            }
+            if (gets) {
+                // Each tile as soon as its owner published it.
+                for (int m = 0; m < q; m++) {
+                    int mlo = Math.min(n, m * tile);
+                    int mhi = Math.min(n, mlo + tile);
+                    if (mhi > mlo) {
+                        w.await(sock.buf, sock.ctl(set, m) + ShmLevel.STATE, ShmLevel.enc(s, ShmLevel.TILED), sock.ranks[m]);
+                        e.dst.copyOut(sock, res + mlo * size, t, first + mlo, mhi - mlo);
+                    }
+                }
+            } else if (shared) {
+                // A Reduce's non-root returns without its result; but others read its shared buffer in place.
+                for (int m = 0; m < q; m++) {
+                    w.await(sock.buf, sock.ctl(set, m) + ShmLevel.STATE, ShmLevel.enc(s, ShmLevel.TILED), sock.ranks[m]);
+                }
+            }
+        }
+    }
+
+    /**
+     * Several sockets per node. Per chunk of at most a slot: every rank of a socket reduces its
+     * cache-line-aligned tile of the chunk over all the socket's contributions, in member order
+     * (phase 1 as a reduce-scatter); socket leaders do the same over sockets (phase 2); the node
+     * leader runs the inter-node step on the whole chunk (phase 3); then everyone copies the
+     * result out (phases 4-5 as one-stage broadcast). Chunks alternate between the two sets, so
+     * chunk i+1's copy-in overlaps slower ranks' copy-out of chunk i.
+     */
+    private void hierarchical(Collective kind, DataType t, Op op, int root, int count, long desc, int chunkBytes) {
+        final Engine e = this.e;
+        final ShmLevel sock = e.sock;
+        final ShmLevel node = e.node;
+        final CallStatus st = e.st;
+        final int socketCount = e.socketCount;
+        final int size = t.size;
+        final int chunkElems = chunkBytes / size;
+        final int lineElems = 64 / size;
+        final boolean wantResult = kind == Collective.ALLREDUCE || e.rank == root;
+        final ShmLevel resLvl = socketCount > 1 ? node : sock;
+        if (e.src.isShared()) {
+            desc |= Desc.SHARED;
+        }
+        for (int first = 0; first < count; first += chunkElems) {
+            final int n = Math.min(chunkElems, count - first);
+            final long s = e.nextSeq();
+            final int set = ShmLevel.set(s);
+            st.reset();
+            final int q = sock.members;
+            final int me = sock.me;
+            if (!e.src.isShared()) {
+                e.src.copyIn(sock, sock.slot(set, me), t, first, n);
+            }
+            sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
+            // Phase 1: my tile over all members of my socket, in member order.
+            int tile = Engine.ceilDiv(Engine.ceilDiv(n, q), lineElems) * lineElems;
+            int lo = Math.min(n, me * tile);
+            int hi = Math.min(n, lo + tile);
+            ShmLevel out = socketCount > 1 ? node : sock;
+            int outBase = socketCount > 1 ? node.slot(set, e.socketIndexInNode) : sock.result(set);
+            int prev = 0;
+            for (int m = 0; m < q; m++) {
+                sock.awaitChecked(set, m, ShmLevel.ARRIVED, s, desc, e.waiter, st, e.rank);
+                if (hi > lo && st.ok()) {
+                    int from = (Desc.shared(sock.descOf(set, m)) ? sock.shared(m) + first * size : sock.slot(set, m)) + lo * size;
+                    int to = outBase + lo * size;
+                    if (q == 1) {
+                        ShmLevel.copy(out.buf, to, sock.buf, from, (hi - lo) * size);
+                    } else if (m == 1) {
+                        Reductions.combine(t, op, out.buf, to, sock.buf, prev, sock.buf, from, hi - lo); // x0 op x1 in one pass
+                    } else if (m > 1) {
+                        Reductions.combine(t, op, out.buf, to, sock.buf, from, hi - lo);
+                    }
+                    prev = from;
+                }
+            }
+            sock.publish(set, ShmLevel.TILED, s, desc, st);
+            // Phase 2: socket leaders reduce node tiles over the sockets' results.
+            if (socketCount > 1 && e.socketLeader) {
+                for (int m = 1; m < q; m++) {
+                    sock.awaitTiled(set, m, s, desc, e.waiter, st);
+                }
+                node.publish(set, ShmLevel.ARRIVED, s, desc, st);
+                int ntile = Engine.ceilDiv(Engine.ceilDiv(n, socketCount), lineElems) * lineElems;
+                int nlo = Math.min(n, node.me * ntile);
+                int nhi = Math.min(n, nlo + ntile);
+                for (int m = 0; m < socketCount; m++) {
+                    node.awaitChecked(set, m, ShmLevel.ARRIVED, s, desc, e.waiter, st, e.rank);
+                    if (nhi > nlo && st.ok()) {
+                        int from = node.slot(set, m) + nlo * size;
+                        int to = node.result(set) + nlo * size;
+                        if (m == 1) {
+                            Reductions.combine(t, op, node.buf, to, node.buf, node.slot(set, 0) + nlo * size, node.buf, from, nhi - nlo);
+                        } else if (m > 1) {
+                            Reductions.combine(t, op, node.buf, to, node.buf, from, nhi - nlo);
+                        }
+                    }
+                }
+                node.publish(set, ShmLevel.TILED, s, desc, st);
+            }
+            final int resOff = resLvl.result(set);
+            if (e.nodeLeader) {
+                ShmLevel top = socketCount > 1 ? node : sock;
+                for (int m = 1; m < top.members; m++) {
+                    top.awaitTiled(set, m, s, desc, e.waiter, st);
+                }
+                if (e.inter != null) { // even after a mismatch: the other node leaders are waiting in it
+                    e.interNode(kind, resLvl.buf, resOff, n, t, op, root, desc);                  // phase 3
+                }
+                top.publish(set, ShmLevel.RELEASED, s, desc, st);
+                if (top == node && q > 1) {
+                    sock.publish(set, ShmLevel.RELEASED, s, desc, st);
+                }
+            } else if (socketCount > 1 && e.socketLeader) {
+                st.reset();
+                node.await(set, 0, ShmLevel.RELEASED, s, e.waiter, st);
+                if (q > 1) {
+                    sock.publish(set, ShmLevel.RELEASED, s, desc, st);
+                }
+            } else {
+                st.reset();
+                sock.await(set, 0, ShmLevel.RELEASED, s, e.waiter, st);
+            }
+            if (!st.ok()) {
+                throw st.toException();
+            }
+            if (wantResult) {
+                e.dst.copyOut(resLvl, resOff, t, first, n);
+            }
+        }
+    }
+}
