@@ -59,12 +59,19 @@ public final class Payload {
         return kind == SHARED;
     }
 
+    /** Up to this many bytes, arrays are copied element by element: a bulk copy's setup costs more than a line's elements. */
+    static final int SMALL_BYTES = 64;
+
     /** user[first, first+count) -> segment at {@code segOff}. */
     void copyIn(ShmLevel lvl, int segOff, DataType t, int first, int count) {
         if (count == 0) {
             return;
         }
         int at = off + first;
+        if (kind == ARRAY && count * t.size <= SMALL_BYTES) {
+            smallIn(lvl.buf, segOff, t, at, count);
+            return;
+        }
         switch (kind) {
             case ARRAY:
                 switch (t) {
@@ -108,6 +115,10 @@ public final class Payload {
         if (count == 0) {
             return;
         }
+        if (kind == ARRAY && count * t.size <= SMALL_BYTES) {
+            smallOut(v.buf, 0, t, count);
+            return;
+        }
         switch (kind) {
             case ARRAY:
                 switch (t) {
@@ -135,6 +146,10 @@ public final class Payload {
             return;
         }
         int at = off + first;
+        if (kind == ARRAY && first == 0 && count * t.size <= SMALL_BYTES) {
+            smallOut(lvl.buf, segOff, t, count);
+            return;
+        }
         switch (kind) {
             case ARRAY:
                 switch (t) {
@@ -153,6 +168,78 @@ public final class Payload {
                 break;
             default:
                 break; // no output on this rank
+        }
+    }
+
+    /** Element by element (absolute, native order: plain stores), for a line's worth of an array. */
+    private void smallIn(ByteBuffer b, int segOff, DataType t, int at, int count) {
+        switch (t) {
+            case DOUBLE: {
+                double[] a = (double[]) array;
+                for (int i = 0; i < count; i++) {
+                    b.putDouble(segOff + 8 * i, a[at + i]);
+                }
+                break;
+            }
+            case LONG: {
+                long[] a = (long[]) array;
+                for (int i = 0; i < count; i++) {
+                    b.putLong(segOff + 8 * i, a[at + i]);
+                }
+                break;
+            }
+            case FLOAT: {
+                float[] a = (float[]) array;
+                for (int i = 0; i < count; i++) {
+                    b.putFloat(segOff + 4 * i, a[at + i]);
+                }
+                break;
+            }
+            case INT: {
+                int[] a = (int[]) array;
+                for (int i = 0; i < count; i++) {
+                    b.putInt(segOff + 4 * i, a[at + i]);
+                }
+                break;
+            }
+            default:
+                throw new AssertionError(t);
+        }
+    }
+
+    /** The reverse of {@link #smallIn}, into the array from its offset. */
+    private void smallOut(ByteBuffer b, int from, DataType t, int count) {
+        switch (t) {
+            case DOUBLE: {
+                double[] a = (double[]) array;
+                for (int i = 0; i < count; i++) {
+                    a[off + i] = b.getDouble(from + 8 * i);
+                }
+                break;
+            }
+            case LONG: {
+                long[] a = (long[]) array;
+                for (int i = 0; i < count; i++) {
+                    a[off + i] = b.getLong(from + 8 * i);
+                }
+                break;
+            }
+            case FLOAT: {
+                float[] a = (float[]) array;
+                for (int i = 0; i < count; i++) {
+                    a[off + i] = b.getFloat(from + 4 * i);
+                }
+                break;
+            }
+            case INT: {
+                int[] a = (int[]) array;
+                for (int i = 0; i < count; i++) {
+                    a[off + i] = b.getInt(from + 4 * i);
+                }
+                break;
+            }
+            default:
+                throw new AssertionError(t);
         }
     }
 }
