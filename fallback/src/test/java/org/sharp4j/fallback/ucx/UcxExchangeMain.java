@@ -49,19 +49,34 @@ public final class UcxExchangeMain {
                         sends[p] = t.send(p, it & 0xffff, out, 0, s);
                     }
                 }
+                // Poll every pending request in turn, so that the first failure seen is the first
+                // that happened (waiting on one peer at a time would see a live peer's later exit
+                // before a dead peer's disconnect when that live peer gave up first).
+                int[] got = new int[n];
+                int pending = 2 * (n - 1);
+                java.util.Arrays.fill(got, -1);
+                boolean[] sent = new boolean[n];
+                while (pending > 0) {
+                    for (int p = 0; p < n; p++) {
+                        if (p == me) {
+                            continue;
+                        }
+                        if (!sent[p] && t.test(sends[p]) >= 0) {
+                            sent[p] = true;
+                            pending--;
+                        }
+                        if (got[p] < 0 && (got[p] = t.test(recvs[p])) >= 0) {
+                            pending--;
+                        }
+                    }
+                    Thread.onSpinWait();
+                }
                 for (int p = 0; p < n; p++) {
                     if (p == me) {
                         continue;
                     }
-                    while (t.test(sends[p]) < 0) {
-                        Thread.onSpinWait();
-                    }
-                    int got;
-                    while ((got = t.test(recvs[p])) < 0) {
-                        Thread.onSpinWait();
-                    }
-                    if (got != s) {
-                        throw new Sharp4jException("iteration " + it + ": got " + got + " bytes from " + p + ", expected " + s);
+                    if (got[p] != s) {
+                        throw new Sharp4jException("iteration " + it + ": got " + got[p] + " bytes from " + p + ", expected " + s);
                     }
                     for (int i = 0; i + 8 <= s; i += 4096) {
                         if (in.getLong((p << 20) + i) != it * 1000 + p) {
