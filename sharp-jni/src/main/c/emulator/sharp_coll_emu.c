@@ -127,6 +127,11 @@
 #include <string.h>
 #include <time.h>
 #include <stdarg.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define EMU_API __attribute__((visibility("default")))
 
@@ -214,8 +219,12 @@ struct emu_settings {
     struct fail_list fail_comm_init;
     struct fail_list fail_op;
     int              fail_phase;
-    size_t           max_payload; /* SIZE_MAX: none */
+    size_t           max_payload; /* SIZE_MAX: not set (the caps' payload applies) */
+    size_t           payload_cap; /* what one operation may carry per rank: max_osts * user_data_per_ost */
     unsigned long    latency_us;
+    unsigned long    level_us;    /* SHARP_EMU_LEVEL_US: per aggregation-tree level */
+    unsigned long    radix;       /* SHARP_EMU_RADIX: the aggregation tree's radix */
+    unsigned long    gbps;        /* SHARP_EMU_GBPS: link bandwidth in Gbit/s for the per-byte term, 0 none */
     int              enable_prod;
     int              enable_sat;
     size_t           oob_chunk;
@@ -247,27 +256,7 @@ struct sharp_coll_context {
     atomic_ulong                        stat_bytes;
     atomic_ulong                        stat_failed;
     atomic_ulong                        stat_regs;
-};
-
-struct sharp_coll_comm {
-    uint32_t                   magic;
-    struct sharp_coll_context *ctx;
-    int                        rank;
-    int                        size;
-    void                      *oob_ctx;
-    uint64_t                   group_id;
-};
-
-struct emu_req {
-    uint32_t magic;
-    int      status;
-    uint64_t deadline_ns;
-};
-
-struct emu_mr {
-    uint32_t magic;
-    void    *buf;
-    size_t   size;
+    struct emu_req                     *outstanding; /* switch requests not yet freed (progress drives them) */
 };
 
 /* An element as the reduction kernels see it. */
@@ -278,6 +267,44 @@ struct elem_desc {
     size_t vsize;     /* value size */
     size_t size;      /* value + tag */
 };
+
+struct sharp_coll_comm {
+    uint32_t                   magic;
+    struct sharp_coll_context *ctx;
+    int                        rank;
+    int                        size;
+    void                      *oob_ctx;
+    uint64_t                   group_id;
+    uint8_t                   *sw;       /* the switch: shared memory of the communicator (see "switch") */
+    size_t                     sw_size;
+    size_t                     sw_cap;   /* bytes of one rank's contribution area */
+    uint64_t                   next_seq; /* this rank's next operation number on this communicator */
+};
+
+struct emu_req {
+    uint32_t                magic;
+    int                     status;
+    uint64_t                deadline_ns; /* OOB-run operations (bcast, allgather): complete at this time */
+    int                     done;
+    /* switch operations */
+    struct sharp_coll_comm *comm;        /* NULL for OOB-run operations */
+    uint64_t                seq;
+    int                     kind;
+    void                   *rbuf;
+    size_t                  bytes;
+    struct elem_desc        ed;
+    int                     root;
+    int                     inject;      /* injected completion failure, 0 none */
+    uint64_t                post_ns;
+    struct emu_req         *next;        /* in the context's outstanding list */
+};
+
+struct emu_mr {
+    uint32_t magic;
+    void    *buf;
+    size_t   size;
+};
+
 
 /* ------------------------------------------------------------------ logging, time */
 
@@ -540,6 +567,12 @@ static int read_settings(struct emu_settings *s)
     }
     bad |= env_int("SHARP_EMU_LATENCY_US", 0, 0, 3600L * 1000000L, &l, s->log_level) != 0;
     s->latency_us = (unsigned long)l;
+    bad |= env_int("SHARP_EMU_LEVEL_US", 0, 0, 3600L * 1000000L, &l, s->log_level) != 0;
+    s->level_us = (unsigned long)l;
+    bad |= env_int("SHARP_EMU_RADIX", 32, 2, 1 << 16, &l, s->log_level) != 0;
+    s->radix = (unsigned long)l;
+    bad |= env_int("SHARP_EMU_GBPS", 0, 0, 1 << 20, &l, s->log_level) != 0;
+    s->gbps = (unsigned long)l;
     bad |= env_int("SHARP_EMU_ENABLE_PROD", 0, 0, 1, &l, s->log_level) != 0;
     s->enable_prod = (int)l;
     bad |= env_int("SHARP_EMU_OOB_CHUNK", EMU_DEFAULT_CHUNK, 1, EMU_MAX_CHUNK, &l, s->log_level) != 0;
@@ -565,6 +598,7 @@ static int read_settings(struct emu_settings *s)
             s->max_osts          = 1;
         }
     }
+    s->payload_cap = (size_t)s->max_osts * (size_t)s->user_data_per_ost;
     return bad ? SHARP_COLL_EINVAL : 0;
 }
 
@@ -739,9 +773,173 @@ EMU_API int sharp_coll_caps_query(struct sharp_coll_context *ctx, struct sharp_c
     return SHARP_COLL_SUCCESS;
 }
 
+static int sw_test(struct emu_req *req);
+
 EMU_API int sharp_coll_progress(struct sharp_coll_context *ctx)
 {
-    return ctx_ok(ctx) ? SHARP_COLL_SUCCESS : SHARP_COLL_EINVAL;
+    struct emu_req *req;
+    if (!ctx_ok(ctx)) {
+        return SHARP_COLL_EINVAL;
+    }
+    for (req = ctx->outstanding; req != NULL; req = req->next) {
+        sw_test(req);
+    }
+    return SHARP_COLL_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ the switch: memory
+ *
+ * Operations (allreduce, reduce, barrier, reduce_scatter) never use the OOB callbacks: like a
+ * switch, they meet in memory every rank of the communicator maps (all emulated ranks live on one
+ * host). comm_init has rank 0 create a file in SHARP_EMU_SHM_DIR (default /dev/shm), mode 0600,
+ * named sharp_emu-<pid of rank 0>-<job id>-<group id>; every rank maps it; rank 0 unlinks it before
+ * comm_init returns (an OOB agreement orders these steps), so nothing is left even after kill -9.
+ *
+ *   [0, 4096)        head: magic, size, per-rank capacity, slots
+ *   slot[i]          128 B per slot (SW_SLOTS of them): seq (operation number in the slot),
+ *                    arrived, released, failed (the status every rank gets: poisoned), t_last (ns of
+ *                    the last arrival)
+ *   contrib[i][r]    SW_CHDR-byte header (the operation's signature) + cap bytes of data, per slot
+ *                    and rank
+ *
+ * Operation n of the communicator (every rank numbers its operation calls the same way, also
+ * refused and failed ones) uses slot n mod SW_SLOTS. A rank waits until the slot holds n, writes
+ * its signature and data, then counts itself arrived (seq_cst). When all have arrived and the
+ * modelled latency has passed since the last arrival, each rank folds the contributions itself,
+ * ((x0 op x1) op x2) ... in rank order (identical bits everywhere, no rank computes for another,
+ * so a stopped rank cannot hold the others up once it has contributed), and counts itself
+ * released; the last to release recycles the slot for operation n + SW_SLOTS. A rank that does
+ * not contribute (failed at post, refused) releases at once; one that abandons its request
+ * (req_free before completion) or times out (coll_timeout) poisons the operation: every rank
+ * still waiting for it completes with SHARP_COLL_ERROR. Signatures that differ between ranks
+ * complete with SHARP_COLL_EINVAL on every rank. Memory: SW_SLOTS x ranks x (cap + 64) bytes of
+ * address space, of which only the pages operations touch use memory.
+ */
+
+#define SW_MAGIC  0x53575443u /* "SWTC" */
+#define SW_SLOTS  16u
+#define SW_HEAD   4096u
+#define SW_SLOT   128u
+#define SW_CHDR   64u
+
+struct sw_head {
+    uint32_t magic;
+    int32_t  size;
+    uint64_t cap;
+    uint32_t slots;
+};
+
+struct sw_slot {
+    _Atomic uint64_t seq;
+    _Atomic uint32_t arrived;
+    _Atomic uint32_t released;
+    _Atomic int32_t  failed;
+    uint32_t         pad;
+    _Atomic uint64_t t_last;
+};
+
+struct sw_chdr {
+    int32_t  kind, dtype, op, tag;
+    uint64_t length; /* bytes */
+    int32_t  root;
+    int32_t  pad;
+};
+
+static size_t sw_contrib_base(void)
+{
+    return (SW_HEAD + SW_SLOTS * SW_SLOT + 4095u) & ~(size_t)4095u;
+}
+
+static size_t sw_total(int size, size_t cap)
+{
+    return sw_contrib_base() + (size_t)SW_SLOTS * (size_t)size * (SW_CHDR + cap);
+}
+
+static void sw_name(char *out, size_t n, uint64_t pid0, uint64_t job_id, uint64_t group_id)
+{
+    const char *dir = getenv("SHARP_EMU_SHM_DIR");
+    snprintf(out, n, "%s/sharp_emu-%llu-%llx-%llu", dir != NULL && dir[0] != '\0' ? dir : "/dev/shm",
+             (unsigned long long)pid0, (unsigned long long)job_id, (unsigned long long)group_id);
+}
+
+static int sw_map(struct sharp_coll_comm *comm, const char *name, int create)
+{
+    size_t cap   = (comm->ctx->cfg.payload_cap + 63u) & ~(size_t)63u;
+    size_t total = sw_total(comm->size, cap);
+    int    fd    = open(name, create ? (O_RDWR | O_CREAT | O_EXCL) : O_RDWR, 0600);
+    void  *m;
+    if (fd < 0) {
+        emu_log(comm->ctx, LOG_ERROR, "cannot %s %s: %s", create ? "create" : "open", name, strerror(errno));
+        return SHARP_COLL_ENOMEM;
+    }
+    if (create && ftruncate(fd, (off_t)total) != 0) {
+        emu_log(comm->ctx, LOG_ERROR, "cannot size %s to %zu bytes: %s", name, total, strerror(errno));
+        close(fd);
+        unlink(name);
+        return SHARP_COLL_ENOMEM;
+    }
+    m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) {
+        emu_log(comm->ctx, LOG_ERROR, "cannot map %s: %s", name, strerror(errno));
+        if (create) {
+            unlink(name);
+        }
+        return SHARP_COLL_ENOMEM;
+    }
+    comm->sw      = m;
+    comm->sw_size = total;
+    comm->sw_cap  = cap;
+    if (create) {
+        struct sw_head *h = m;
+        uint32_t        i;
+        h->size  = comm->size;
+        h->cap   = cap;
+        h->slots = SW_SLOTS;
+        for (i = 0; i < SW_SLOTS; i++) {
+            struct sw_slot *sl = (struct sw_slot *)((uint8_t *)m + SW_HEAD + i * SW_SLOT);
+            atomic_store(&sl->seq, i);
+        }
+        atomic_thread_fence(memory_order_release);
+        h->magic = SW_MAGIC;
+    } else {
+        struct sw_head *h = m;
+        if (h->magic != SW_MAGIC || h->size != comm->size || h->cap != cap) {
+            emu_log(comm->ctx, LOG_ERROR, "%s does not match this rank (size %d, capacity %zu)", name, comm->size, cap);
+            munmap(m, total);
+            comm->sw = NULL;
+            return SHARP_COLL_EINVAL;
+        }
+    }
+    return 0;
+}
+
+/* Collective over the communicator (OOB): rank 0 creates, all map, rank 0 unlinks. */
+static int sw_setup(struct sharp_coll_comm *comm)
+{
+    struct sharp_coll_context *ctx = comm->ctx;
+    char                       name[512];
+    uint64_t                   pid0 = (uint64_t)getpid(), dummy;
+    int                        code = 0;
+
+    sw_name(name, sizeof(name), pid0, ctx->job_id, comm->group_id);
+    if (comm->rank == 0) {
+        code = sw_map(comm, name, 1);
+    }
+    code = oob_agree(ctx, comm->oob_ctx, comm->rank, comm->size, code, 0, 0, pid0, &pid0);
+    if (code == 0 && comm->rank != 0) {
+        sw_name(name, sizeof(name), pid0, ctx->job_id, comm->group_id);
+        code = sw_map(comm, name, 0);
+    }
+    code = oob_agree(ctx, comm->oob_ctx, comm->rank, comm->size, code, 0, 0, 0, &dummy);
+    if (comm->rank == 0) {
+        unlink(name); /* every rank has mapped it (or failed): from here nothing can leak */
+    }
+    if (code != 0 && comm->sw != NULL) {
+        munmap(comm->sw, comm->sw_size);
+        comm->sw = NULL;
+    }
+    return code;
 }
 
 /* ------------------------------------------------------------------ communicator */
@@ -782,13 +980,22 @@ EMU_API int sharp_coll_comm_init(struct sharp_coll_context *ctx, struct sharp_co
                 sharp_coll_strerror(code));
         return code;
     }
-    atomic_fetch_add(&ctx->refs, 1);
     comm->magic    = EMU_COMM_MAGIC;
     comm->ctx      = ctx;
     comm->rank     = spec->rank;
     comm->size     = spec->size;
     comm->oob_ctx  = spec->oob_ctx;
     comm->group_id = group_id;
+    code           = sw_setup(comm);
+    if (code != 0) {
+        atomic_fetch_sub(&ctx->live_comms, 1);
+        comm->magic = EMU_DEAD_MAGIC;
+        free(comm);
+        emu_log(ctx, LOG_INFO, "sharp_coll_comm_init #%lu fails setting up the switch: %d (%s)", n, code,
+                sharp_coll_strerror(code));
+        return code;
+    }
+    atomic_fetch_add(&ctx->refs, 1);
     emu_log(ctx, LOG_DEBUG, "comm_init #%lu group %llu rank %d/%d", n,
             (unsigned long long)group_id, comm->rank, comm->size);
     *comm_out = comm;
@@ -800,10 +1007,17 @@ static int comm_ok(const struct sharp_coll_comm *comm)
     return comm != NULL && comm->magic == EMU_COMM_MAGIC && ctx_ok(comm->ctx);
 }
 
+static void sw_abandon_all(struct sharp_coll_comm *comm);
+
 EMU_API int sharp_coll_comm_destroy(struct sharp_coll_comm *comm)
 {
     if (comm == NULL || comm->magic != EMU_COMM_MAGIC) { /* its context may be finalized */
         return SHARP_COLL_EINVAL;
+    }
+    sw_abandon_all(comm); /* requests still out: poisoned for the others, unusable here */
+    if (comm->sw != NULL) {
+        munmap(comm->sw, comm->sw_size);
+        comm->sw = NULL;
     }
     atomic_fetch_sub(&comm->ctx->live_comms, 1);
     ctx_unref(comm->ctx);
@@ -1106,6 +1320,325 @@ static int op_refuse(const struct op_ctx *oc, const char *what, int code, const 
     return code;
 }
 
+/* ------------------------------------------------------------------ the switch: operations */
+
+enum { SW_ALLREDUCE = 0, SW_REDUCE = 1, SW_REDUCE_SCATTER = 2, SW_BARRIER = 3 };
+
+static struct sw_slot *sw_slot_of(const struct sharp_coll_comm *comm, uint64_t seq)
+{
+    return (struct sw_slot *)(comm->sw + SW_HEAD + (size_t)(seq % SW_SLOTS) * SW_SLOT);
+}
+
+static uint8_t *sw_contrib(const struct sharp_coll_comm *comm, uint64_t seq, int r)
+{
+    return comm->sw + sw_contrib_base() +
+           ((size_t)(seq % SW_SLOTS) * (size_t)comm->size + (size_t)r) * (SW_CHDR + comm->sw_cap);
+}
+
+/* The modelled time from the last arrival to completion: base + levels x per-level + bytes / bandwidth. */
+static uint64_t sw_model_ns(const struct sharp_coll_context *ctx, int size, size_t bytes)
+{
+    uint64_t levels = 0, n = 1, ns;
+    while (n < (uint64_t)size) {
+        n *= ctx->cfg.radix;
+        levels++;
+    }
+    ns = (uint64_t)ctx->cfg.latency_us * 1000u + levels * (uint64_t)ctx->cfg.level_us * 1000u;
+    if (ctx->cfg.gbps > 0) {
+        ns += (uint64_t)bytes * 8u / ctx->cfg.gbps; /* bits / (Gbit/s) = ns */
+    }
+    return ns;
+}
+
+static uint64_t sw_timeout_ns(const struct sharp_coll_context *ctx)
+{
+    return ctx->config.coll_timeout > 0 ? (uint64_t)ctx->config.coll_timeout * 1000000u : 0;
+}
+
+/* Backs off while waiting: spin a little, then yield, then sleep 20 us at a time. */
+static void sw_pause(unsigned long *spins)
+{
+    if (++*spins < 64) {
+        return;
+    }
+    if (*spins < 4096) {
+        sched_yield();
+        return;
+    }
+    struct timespec ts = {0, 20000};
+    nanosleep(&ts, NULL);
+}
+
+/* Takes this rank's next operation number and waits until its slot is free for it. */
+static int sw_enter(struct sharp_coll_comm *comm, uint64_t *seq_out)
+{
+    uint64_t        seq   = comm->next_seq++;
+    struct sw_slot *sl    = sw_slot_of(comm, seq);
+    uint64_t        limit = sw_timeout_ns(comm->ctx), t0 = 0;
+    unsigned long   spins = 0;
+    *seq_out              = seq;
+    while (atomic_load_explicit(&sl->seq, memory_order_acquire) != seq) {
+        if (limit != 0) {
+            if (t0 == 0) {
+                t0 = now_ns();
+            } else if (now_ns() - t0 > limit) {
+                emu_log(comm->ctx, LOG_ERROR, "operation %llu: its slot is still held by operation %llu after coll_timeout",
+                        (unsigned long long)seq, (unsigned long long)atomic_load(&sl->seq));
+                return SHARP_COLL_ERROR;
+            }
+        }
+        sw_pause(&spins);
+    }
+    return 0;
+}
+
+static void sw_release(struct sharp_coll_comm *comm, uint64_t seq)
+{
+    struct sw_slot *sl = sw_slot_of(comm, seq);
+    if (atomic_fetch_add(&sl->released, 1) + 1 == (uint32_t)comm->size) {
+        atomic_store(&sl->arrived, 0);
+        atomic_store(&sl->failed, 0);
+        atomic_store(&sl->t_last, 0);
+        atomic_store(&sl->released, 0);
+        atomic_store_explicit(&sl->seq, seq + SW_SLOTS, memory_order_release);
+    }
+}
+
+/* An operation this rank takes part in without contributing (refused, failed at post). */
+static void sw_skip(struct sharp_coll_comm *comm)
+{
+    uint64_t seq;
+    if (sw_enter(comm, &seq) == 0) {
+        sw_release(comm, seq);
+    }
+}
+
+static void sw_poison(struct sharp_coll_comm *comm, uint64_t seq, int status)
+{
+    int32_t zero = 0;
+    atomic_compare_exchange_strong(&sw_slot_of(comm, seq)->failed, &zero, status);
+}
+
+/* Contributes: signature and data, then the arrival (the last arrival time first). */
+static int sw_post(struct sharp_coll_comm *comm, int kind, const void *sbuf, size_t bytes, const struct elem_desc *ed,
+                   int root, uint64_t *seq_out)
+{
+    struct sw_slot *sl;
+    struct sw_chdr *h;
+    uint64_t        seq, now, last;
+    int             rc = sw_enter(comm, &seq);
+    if (rc != 0) {
+        return rc;
+    }
+    sl        = sw_slot_of(comm, seq);
+    h         = (struct sw_chdr *)sw_contrib(comm, seq, comm->rank);
+    h->kind   = kind;
+    h->dtype  = ed->dtype;
+    h->op     = ed->op;
+    h->tag    = ed->tag_dtype;
+    h->length = bytes;
+    h->root   = root;
+    if (bytes > 0) {
+        memcpy((uint8_t *)h + SW_CHDR, sbuf, bytes);
+    }
+    now  = now_ns();
+    last = atomic_load(&sl->t_last);
+    while (last < now && !atomic_compare_exchange_weak(&sl->t_last, &last, now)) {
+    }
+    atomic_fetch_add(&sl->arrived, 1);
+    *seq_out = seq;
+    return 0;
+}
+
+static void req_unlink(struct emu_req *req)
+{
+    struct emu_req **pp;
+    if (req->comm == NULL) {
+        return;
+    }
+    for (pp = &req->comm->ctx->outstanding; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == req) {
+            *pp = req->next;
+            break;
+        }
+    }
+}
+
+static void sw_complete(struct emu_req *req, int status)
+{
+    req->status = status;
+    req->done   = 1;
+    sw_release(req->comm, req->seq);
+    if (status != 0) {
+        atomic_fetch_add(&req->comm->ctx->stat_failed, 1);
+    }
+}
+
+/* Polls a switch operation; folds the contributions once all arrived and the model allows. */
+static int sw_test(struct emu_req *req)
+{
+    struct sharp_coll_comm *comm;
+    struct sw_slot         *sl;
+    int                     f, r;
+    if (req->done) {
+        return 1;
+    }
+    comm = req->comm;
+    sl   = sw_slot_of(comm, req->seq);
+    f    = atomic_load(&sl->failed);
+    if (f != 0) {
+        sw_complete(req, f);
+        return 1;
+    }
+    if (atomic_load(&sl->arrived) == (uint32_t)comm->size) {
+        const struct sw_chdr *h0 = (const struct sw_chdr *)sw_contrib(comm, req->seq, 0);
+        if (now_ns() < atomic_load(&sl->t_last) + sw_model_ns(comm->ctx, comm->size, req->bytes)) {
+            return 0;
+        }
+        for (r = 1; r < comm->size; r++) {
+            const struct sw_chdr *h = (const struct sw_chdr *)sw_contrib(comm, req->seq, r);
+            if (h->kind != h0->kind || h->dtype != h0->dtype || h->op != h0->op || h->tag != h0->tag ||
+                h->length != h0->length || h->root != h0->root) {
+                emu_log(comm->ctx, LOG_INFO, "operation %llu: rank %d called it with other arguments than rank 0",
+                        (unsigned long long)req->seq, r);
+                sw_complete(req, SHARP_COLL_EINVAL);
+                return 1;
+            }
+        }
+        if (req->inject != 0) {
+            emu_log(comm->ctx, LOG_INFO, "operation %llu: injected failure %d at completion", (unsigned long long)req->seq,
+                    req->inject);
+            sw_complete(req, req->inject);
+            return 1;
+        }
+        if (req->bytes > 0 && req->rbuf != NULL) {
+            uint8_t *out = req->rbuf;
+            memcpy(out, (const uint8_t *)h0 + SW_CHDR, req->bytes);
+            for (r = 1; r < comm->size; r++) {
+                combine(out, sw_contrib(comm, req->seq, r) + SW_CHDR, req->bytes / req->ed.size, &req->ed);
+            }
+        }
+        sw_complete(req, 0);
+        return 1;
+    }
+    if (sw_timeout_ns(comm->ctx) != 0 && now_ns() - req->post_ns > sw_timeout_ns(comm->ctx)) {
+        emu_log(comm->ctx, LOG_ERROR, "operation %llu: not complete after coll_timeout %d ms (%u of %d ranks arrived)",
+                (unsigned long long)req->seq, comm->ctx->config.coll_timeout, atomic_load(&sl->arrived), comm->size);
+        sw_poison(comm, req->seq, SHARP_COLL_ERROR);
+        sw_complete(req, SHARP_COLL_ERROR);
+        return 1;
+    }
+    return 0;
+}
+
+/* Abandons a request (req_free before completion): the operation is poisoned for everyone. */
+static void sw_abandon(struct emu_req *req)
+{
+    if (!req->done) {
+        sw_poison(req->comm, req->seq, SHARP_COLL_ERROR);
+        sw_complete(req, SHARP_COLL_ERROR);
+    }
+}
+
+static void sw_abandon_all(struct sharp_coll_comm *comm)
+{
+    struct emu_req **pp = &comm->ctx->outstanding;
+    while (*pp != NULL) {
+        struct emu_req *req = *pp;
+        if (req->comm == comm) {
+            sw_abandon(req);
+            *pp       = req->next;
+            req->comm = NULL; /* the handle stays valid for req_wait/req_free, completed with its status */
+            req->deadline_ns = 0;
+        } else {
+            pp = &req->next;
+        }
+    }
+}
+
+/*
+ * One switch operation: injection at post (no contribution), posting, then either a handle
+ * (linked for sharp_coll_progress) or, blocking, polling to completion. rbuf: where this rank
+ * wants the result (NULL: none).
+ */
+static int sw_run(struct op_ctx *oc, const char *what, int kind, const void *sbuf, void *rbuf, size_t bytes,
+                  const struct elem_desc *ed, int root, void **handle_out)
+{
+    struct sharp_coll_comm    *comm = oc->comm;
+    struct sharp_coll_context *ctx  = oc->ctx;
+    struct emu_req            *req;
+    unsigned long              spins = 0;
+    int                        rc, status;
+
+    atomic_fetch_add(&ctx->stat_ops, 1);
+    atomic_fetch_add(&ctx->stat_bytes, bytes);
+    if (oc->inject != 0 && ctx->cfg.fail_phase == PHASE_POST) {
+        emu_log(ctx, LOG_INFO, "%s (op #%lu): injected failure %d (%s) at post: no contribution", what, oc->n,
+                oc->inject, sharp_coll_strerror(oc->inject));
+        atomic_fetch_add(&ctx->stat_failed, 1);
+        sw_skip(comm);
+        return oc->inject;
+    }
+    req = calloc(1, sizeof(*req));
+    if (req == NULL) {
+        sw_skip(comm);
+        return SHARP_COLL_ENOMEM;
+    }
+    req->magic   = EMU_REQ_MAGIC;
+    req->comm    = comm;
+    req->kind    = kind;
+    req->rbuf    = rbuf;
+    req->bytes   = bytes;
+    req->ed      = *ed;
+    req->root    = root;
+    req->inject  = oc->inject;
+    req->post_ns = now_ns();
+    rc           = sw_post(comm, kind, sbuf, bytes, ed, root, &req->seq);
+    if (rc != 0) {
+        free(req);
+        return rc;
+    }
+    if (handle_out != NULL) {
+        req->next        = ctx->outstanding;
+        ctx->outstanding = req;
+        *handle_out      = req;
+        return SHARP_COLL_SUCCESS;
+    }
+    while (!sw_test(req)) {
+        sw_pause(&spins);
+    }
+    status     = req->status;
+    req->magic = EMU_DEAD_MAGIC;
+    free(req);
+    return status;
+}
+
+/* A refused switch operation: it still takes its number (and releases its slot at once). */
+static int sw_refuse(struct op_ctx *oc, const char *what, int code, const char *why)
+{
+    sw_skip(oc->comm);
+    return op_refuse(oc, what, code, why);
+}
+
+/* Ends an operation that already ran to completion: a completed handle when one is wanted. */
+static int op_done(const struct op_ctx *oc, int status, void **handle_out)
+{
+    struct emu_req *req;
+    (void)oc;
+    if (handle_out == NULL || (status != 0 && oc->ctx->cfg.fail_phase == PHASE_POST)) {
+        return status;
+    }
+    req = calloc(1, sizeof(*req));
+    if (req == NULL) {
+        return SHARP_COLL_ENOMEM;
+    }
+    req->magic  = EMU_REQ_MAGIC;
+    req->status = status;
+    req->done   = 1;
+    *handle_out = req;
+    return SHARP_COLL_SUCCESS;
+}
+
 /* After the exchange: applies the injected failure and the latency, creates the handle. */
 static int op_finish(const struct op_ctx *oc, const char *what, int exec_rc, size_t bytes,
                      void **handle_out)
@@ -1129,7 +1662,7 @@ static int op_finish(const struct op_ctx *oc, const char *what, int exec_rc, siz
         sleep_until(deadline);
         return status;
     }
-    req = malloc(sizeof(*req));
+    req = calloc(1, sizeof(*req)); /* comm NULL: an OOB-run operation, complete at deadline_ns */
     if (req == NULL) {
         return SHARP_COLL_ENOMEM;
     }
@@ -1149,69 +1682,6 @@ static size_t chunk_bytes(const struct sharp_coll_context *ctx, int size, size_t
     }
     c -= c % esize;
     return c == 0 ? esize : c;
-}
-
-/*
- * Reduces the `total` bytes at sbuf (elements of ed) over the communicator.
- * If result_all, every rank gets the result in `out` (when `commit`); otherwise only
- * `root` does.  `out` may equal sbuf.
- */
-static int exchange_reduce(struct sharp_coll_comm *comm, const uint8_t *sbuf, uint8_t *out,
-                           size_t total, const struct elem_desc *ed, int root, int result_all,
-                           int commit)
-{
-    struct sharp_coll_context *ctx = comm->ctx;
-    int                        P   = comm->size;
-    size_t                     cb, off;
-    uint8_t                   *all = NULL, *res = NULL, *snd = NULL;
-    int                        rc  = 0, r;
-
-    if (total == 0) {
-        return 0;
-    }
-    if (P == 1) {
-        if (commit && out != sbuf) {
-            memmove(out, sbuf, total);
-        }
-        return 0;
-    }
-    cb  = chunk_bytes(ctx, P, ed->size);
-    all = malloc((size_t)P * cb);
-    res = malloc(cb);
-    snd = malloc(cb);
-    if (all == NULL || res == NULL || snd == NULL) {
-        rc = SHARP_COLL_ENOMEM;
-        goto out;
-    }
-    for (off = 0; off < total; off += cb) {
-        size_t len = total - off < cb ? total - off : cb;
-        memcpy(snd, sbuf + off, len);
-        if (ctx->oob.gather(comm->oob_ctx, root, snd, all, (int)len) != 0) {
-            rc = SHARP_COLL_EOOB;
-            break;
-        }
-        if (comm->rank == root) {
-            memcpy(res, all, len);
-            for (r = 1; r < P; r++) {
-                combine(res, all + (size_t)r * len, len / ed->size, ed);
-            }
-        }
-        if (result_all && ctx->oob.bcast(comm->oob_ctx, res, (int)len, root) != 0) {
-            rc = SHARP_COLL_EOOB;
-            break;
-        }
-        if (commit && (result_all || comm->rank == root)) {
-            memcpy(out + off, res, len);
-        }
-    }
-out:
-    if (rc == SHARP_COLL_EOOB) {
-        emu_log(ctx, LOG_ERROR, "OOB callback failed during a collective");
-    }
-    free(all);
-    free(res);
-    free(snd);
-    return rc;
 }
 
 /* Checks a host buffer descriptor holding at least `need` bytes. */
@@ -1235,8 +1705,8 @@ static int check_desc(const struct sharp_coll_data_desc *d, size_t need, const c
 
 static int check_payload(const struct sharp_coll_context *ctx, size_t bytes, const char **why)
 {
-    if (bytes > ctx->cfg.max_payload) {
-        *why = "payload above SHARP_EMU_MAX_PAYLOAD";
+    if (bytes > ctx->cfg.payload_cap) {
+        *why = "payload above max_osts x user_data_per_ost (SHARP_EMU_MAX_PAYLOAD, SHARP_COLL_JOB_QUOTA_*)";
         return SHARP_COLL_ENOT_SUPP;
     }
     return 0;
@@ -1317,24 +1787,24 @@ static int reduce_family(struct sharp_coll_comm *comm, struct sharp_coll_reduce_
     }
     op_begin(comm, &oc);
     if (s == NULL) {
-        return op_refuse(&oc, what, SHARP_COLL_EINVAL, "NULL spec");
+        return sw_refuse(&oc, what, SHARP_COLL_EINVAL, "NULL spec");
     }
     rc = check_reduce_types(comm->ctx, s, &ed, &why);
     if (rc != 0) {
-        return op_refuse(&oc, what, rc, why);
+        return sw_refuse(&oc, what, rc, why);
     }
     if (kind == KIND_REDUCE_SCATTER && !comm->ctx->cfg.enable_sat) {
-        return op_refuse(&oc, what, SHARP_COLL_ENOT_SUPP, "reduce_scatter needs SAT");
+        return sw_refuse(&oc, what, SHARP_COLL_ENOT_SUPP, "reduce_scatter needs SAT");
     }
 
     if (kind != KIND_REDUCE_SCATTER) {
         int root = kind == KIND_REDUCE ? s->root : 0;
         if (s->length > SIZE_MAX / ed.size) {
-            return op_refuse(&oc, what, SHARP_COLL_EINVAL, "length overflows");
+            return sw_refuse(&oc, what, SHARP_COLL_EINVAL, "length overflows");
         }
         total = s->length * ed.size;
         if (root < 0 || root >= comm->size) {
-            return op_refuse(&oc, what, SHARP_COLL_EINVAL, "root out of range");
+            return sw_refuse(&oc, what, SHARP_COLL_EINVAL, "root out of range");
         }
         rc = check_desc(&s->sbuf_desc, total, &why);
         if (rc == 0 && (kind == KIND_ALLREDUCE || comm->rank == root)) {
@@ -1344,11 +1814,11 @@ static int reduce_family(struct sharp_coll_comm *comm, struct sharp_coll_reduce_
             rc = check_payload(comm->ctx, total, &why);
         }
         if (rc != 0) {
-            return op_refuse(&oc, what, rc, why);
+            return sw_refuse(&oc, what, rc, why);
         }
-        rc = exchange_reduce(comm, s->sbuf_desc.buffer.ptr, s->rbuf_desc.buffer.ptr, total, &ed,
-                             root, kind == KIND_ALLREDUCE, oc.inject == 0);
-        return op_finish(&oc, what, rc, total, handle_out);
+        return sw_run(&oc, what, kind == KIND_ALLREDUCE ? SW_ALLREDUCE : SW_REDUCE, s->sbuf_desc.buffer.ptr,
+                      kind == KIND_ALLREDUCE || comm->rank == root ? s->rbuf_desc.buffer.ptr : NULL, total, &ed, root,
+                      handle_out);
     }
 
     /* reduce_scatter: window [offset, offset + S) of P blocks of B bytes. */
@@ -1360,42 +1830,43 @@ static int reduce_family(struct sharp_coll_comm *comm, struct sharp_coll_reduce_
             rc = check_desc(&s->rbuf_desc, 0, &why);
         }
         if (rc != 0) {
-            return op_refuse(&oc, what, rc, why);
+            return sw_refuse(&oc, what, rc, why);
         }
         B = s->rbuf_desc.buffer.length;
         S = s->sbuf_desc.buffer.length;
         if (B % ed.size != 0 || S % ed.size != 0 || off % ed.size != 0) {
-            return op_refuse(&oc, what, SHARP_COLL_EINVAL,
+            return sw_refuse(&oc, what, SHARP_COLL_EINVAL,
                              "block, window or offset not a whole number of elements");
         }
         if (B > SIZE_MAX / (size_t)comm->size) {
-            return op_refuse(&oc, what, SHARP_COLL_EINVAL, "block too large");
+            return sw_refuse(&oc, what, SHARP_COLL_EINVAL, "block too large");
         }
         full = B * (size_t)comm->size;
         if (off > full || S > full - off) {
-            return op_refuse(&oc, what, SHARP_COLL_EINVAL, "window beyond the full vector");
+            return sw_refuse(&oc, what, SHARP_COLL_EINVAL, "window beyond the full vector");
         }
         if (S > 0 && (s->sbuf_desc.buffer.ptr == NULL || s->rbuf_desc.buffer.ptr == NULL)) {
-            return op_refuse(&oc, what, SHARP_COLL_EINVAL, "NULL buffer");
+            return sw_refuse(&oc, what, SHARP_COLL_EINVAL, "NULL buffer");
         }
         rc = check_payload(comm->ctx, S, &why);
         if (rc != 0) {
-            return op_refuse(&oc, what, rc, why);
+            return sw_refuse(&oc, what, rc, why);
         }
         if (S > 0) {
             win = malloc(S);
             if (win == NULL) {
-                return op_refuse(&oc, what, SHARP_COLL_ENOMEM, "out of memory");
+                return sw_refuse(&oc, what, SHARP_COLL_ENOMEM, "out of memory");
             }
         }
-        rc = exchange_reduce(comm, s->sbuf_desc.buffer.ptr, win, S, &ed, 0, 1, 1);
+        /* The whole window through the switch (blocking), then this rank's part of it. */
+        rc = sw_run(&oc, what, SW_REDUCE_SCATTER, s->sbuf_desc.buffer.ptr, win, S, &ed, 0, NULL);
         lo = off > (size_t)comm->rank * B ? off : (size_t)comm->rank * B;
         hi = off + S < (size_t)(comm->rank + 1) * B ? off + S : (size_t)(comm->rank + 1) * B;
-        if (rc == 0 && oc.inject == 0 && lo < hi) {
+        if (rc == 0 && lo < hi) {
             memcpy(s->rbuf_desc.buffer.ptr, win + (lo - off), hi - lo);
         }
         free(win);
-        return op_finish(&oc, what, rc, S, handle_out);
+        return op_done(&oc, rc, handle_out);
     }
 }
 
@@ -1444,11 +1915,11 @@ static int barrier_impl(struct sharp_coll_comm *comm, void **handle_out)
         *handle_out = NULL;
     }
     op_begin(comm, &oc);
-    if (comm->size > 1 && comm->ctx->oob.barrier(comm->oob_ctx) != 0) {
-        emu_log(comm->ctx, LOG_ERROR, "OOB barrier failed");
-        rc = SHARP_COLL_EOOB;
+    (void)rc;
+    {
+        struct elem_desc none = {SHARP_DTYPE_NULL, SHARP_OP_NULL, SHARP_DTYPE_NULL, 1, 1};
+        return sw_run(&oc, "barrier", SW_BARRIER, NULL, NULL, 0, &none, 0, handle_out);
     }
-    return op_finish(&oc, "barrier", rc, 0, handle_out);
 }
 
 EMU_API int sharp_coll_do_barrier(struct sharp_coll_comm *comm)
@@ -1657,17 +2128,31 @@ EMU_API int sharp_coll_req_test(void *handle)
 {
     struct emu_req *req = req_of(handle);
     /* An invalid handle is reported complete so that a test loop cannot spin forever. */
-    return req == NULL || now_ns() >= req->deadline_ns;
+    if (req == NULL) {
+        return 1;
+    }
+    if (req->comm != NULL) {
+        return sw_test(req);
+    }
+    return req->done || now_ns() >= req->deadline_ns;
 }
 
 EMU_API int sharp_coll_req_wait(void *handle)
 {
     struct emu_req *req = req_of(handle);
+    unsigned long   spins = 0;
     int             status;
     if (req == NULL) {
         return SHARP_COLL_EINVAL;
     }
-    sleep_until(req->deadline_ns);
+    if (req->comm != NULL) {
+        while (!sw_test(req)) {
+            sw_pause(&spins);
+        }
+        req_unlink(req);
+    } else if (!req->done) {
+        sleep_until(req->deadline_ns);
+    }
     status     = req->status;
     req->magic = EMU_DEAD_MAGIC;
     free(req);
@@ -1679,6 +2164,10 @@ EMU_API int sharp_coll_req_free(void *handle)
     struct emu_req *req = req_of(handle);
     if (req == NULL) {
         return SHARP_COLL_EINVAL;
+    }
+    if (req->comm != NULL) {
+        sw_abandon(req); /* before completion: poisoned for the others, who complete with an error */
+        req_unlink(req);
     }
     req->magic = EMU_DEAD_MAGIC;
     free(req);
@@ -1781,7 +2270,8 @@ EMU_API int sharp_coll_print_config(FILE *stream, enum config_print_flags print_
         "SHARP_COLL_JOB_QUOTA_OSTS", "SHARP_COLL_JOB_QUOTA_MAX_GROUPS", "SHARP_COLL_OSTS_PER_GROUP",
         "SHARP_EMU_FAIL_INIT", "SHARP_EMU_FAIL_COMM_INIT", "SHARP_EMU_FAIL_OP",
         "SHARP_EMU_FAIL_OP_PHASE", "SHARP_EMU_MAX_PAYLOAD", "SHARP_EMU_LATENCY_US",
-        "SHARP_EMU_ENABLE_PROD", "SHARP_EMU_OOB_CHUNK"};
+        "SHARP_EMU_ENABLE_PROD", "SHARP_EMU_OOB_CHUNK", "SHARP_EMU_LEVEL_US", "SHARP_EMU_RADIX",
+        "SHARP_EMU_GBPS", "SHARP_EMU_SHM_DIR"};
     size_t i;
     (void)exec_name;
     if (stream == NULL) {

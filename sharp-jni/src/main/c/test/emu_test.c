@@ -65,6 +65,8 @@ static long           n_pass, n_fail;
 static int            oob_fail_in = -1; /* the call that many OOB calls from now returns -1 */
 static const char    *phase = "";
 static uint32_t       init_flags;       /* sharp_coll_config.flags for do_init */
+static int            init_timeout_ms = -1; /* sharp_coll_config.coll_timeout for do_init */
+static long           oob_calls;        /* OOB callbacks this process served: operations must make none */
 
 static void check(int ok, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -99,6 +101,7 @@ static void check(int ok, const char *file, int line, const char *fmt, ...)
 
 static int oob_step(void)
 {
+    oob_calls++;
     if (oob_fail_in < 0) {
         return 0;
     }
@@ -440,8 +443,8 @@ static void clear_env(void)
 {
     static const char *const vars[] = {
         "SHARP_EMU_FAIL_INIT", "SHARP_EMU_FAIL_COMM_INIT", "SHARP_EMU_FAIL_OP",
-        "SHARP_EMU_FAIL_OP_PHASE", "SHARP_EMU_MAX_PAYLOAD", "SHARP_EMU_LATENCY_US",
-        "SHARP_EMU_ENABLE_PROD", "SHARP_COLL_ENABLE_SAT", "SHARP_COLL_JOB_QUOTA_PAYLOAD_PER_OST",
+        "SHARP_EMU_FAIL_OP_PHASE", "SHARP_EMU_MAX_PAYLOAD", "SHARP_EMU_LATENCY_US", "SHARP_EMU_LEVEL_US",
+        "SHARP_EMU_RADIX", "SHARP_EMU_GBPS", "SHARP_EMU_ENABLE_PROD", "SHARP_COLL_ENABLE_SAT", "SHARP_COLL_JOB_QUOTA_PAYLOAD_PER_OST",
         "SHARP_COLL_JOB_QUOTA_OSTS", "SHARP_COLL_JOB_QUOTA_MAX_GROUPS", "SHARP_COLL_OSTS_PER_GROUP"};
     size_t i;
     for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
@@ -469,6 +472,7 @@ static int do_init(struct sharp_coll_context **ctx)
     spec.config            = sharp_coll_default_config;
     spec.config.ib_dev_list = "mlx5_0:1";
     spec.config.flags       = init_flags;
+    spec.config.coll_timeout = init_timeout_ms;
     spec.oob_colls.bcast   = oob_bcast;
     spec.oob_colls.barrier = oob_barrier;
     spec.oob_colls.gather  = oob_gather;
@@ -1251,17 +1255,36 @@ static void test_fail_op(void)
         teardown(ctx, comm);
     }
 
-    /* one rank only: the others succeed and stay in step */
+    /* one rank fails at post: it does not contribute, so (as on a switch) the others cannot
+     * complete: they get SHARP_COLL_ERROR at coll_timeout; everyone stays in step afterwards */
     if (P > 1) {
         setenv("SHARP_EMU_FAIL_OP", "2:-1:1", 1);
+        init_timeout_ms = 300;
+        init_flags      = SHARP_COLL_HIDE_ERRORS;
         if (setup(&ctx, &comm) == 0) {
+            uint64_t t0;
             op_expect(ctx, comm, 0, 0, 61);
-            op_expect(ctx, comm, RANK == 1 ? SHARP_COLL_ERROR : 0, 0, 62);
+            t0 = now_us();
+            op_expect(ctx, comm, SHARP_COLL_ERROR, RANK & 1, 62);
+            CHECK(RANK == 1 || now_us() - t0 >= 300000, "rank %d got the error before coll_timeout", RANK);
+            gbar(&SH->world); /* the failing rank ran ahead; with a 300 ms coll_timeout it would time out next */
             op_expect(ctx, comm, 0, 1, 63);
             CHECK_RC(sharp_coll_do_barrier(comm), 0, "barrier");
             op_expect(ctx, comm, 0, 0, 64);
             teardown(ctx, comm);
         }
+        init_timeout_ms = -1;
+        init_flags      = 0;
+        /* one rank fails at completion: it contributed, the others succeed */
+        setenv("SHARP_EMU_FAIL_OP", "2:-20:1", 1);
+        setenv("SHARP_EMU_FAIL_OP_PHASE", "complete", 1);
+        if (setup(&ctx, &comm) == 0) {
+            op_expect(ctx, comm, 0, 1, 65);
+            op_expect(ctx, comm, RANK == 1 ? SHARP_COLL_ENO_RESOURCE : 0, 0, 66);
+            op_expect(ctx, comm, 0, 1, 67);
+            teardown(ctx, comm);
+        }
+        unsetenv("SHARP_EMU_FAIL_OP_PHASE");
     }
 
     /* failure reported at completion */
@@ -1276,7 +1299,8 @@ static void test_fail_op(void)
         rc = sharp_coll_do_allreduce_nb(comm, &s, &h);
         CHECK_RC(rc, 0, "allreduce_nb with failure at completion");
         if (rc == 0) {
-            CHECK(sharp_coll_req_test(h) != 0, "req_test not complete");
+            while (!sharp_coll_req_test(h)) { /* complete once every rank contributed */
+            }
             CHECK_RC(sharp_coll_req_wait(h), SHARP_COLL_ENO_RESOURCE, "req_wait");
         }
         CHECK(rb[0] == 7 && rb[3] == 7, "failed allreduce_nb wrote its output");
@@ -1295,17 +1319,18 @@ static void test_fail_op(void)
     }
     unsetenv("SHARP_EMU_FAIL_OP");
 
-    /* an OOB callback failing on every rank gives EOOB, and the next operation works */
+    /* an OOB callback failing on every rank during comm_init gives EOOB; the next comm_init works */
     phase = "oob_failure";
     init_flags = SHARP_COLL_HIDE_ERRORS; /* the emulator would log the OOB error */
-    if (setup(&ctx, &comm) == 0) {
-        if (P > 1) {
-            oob_fail_in = 0;
-            op_expect(ctx, comm, SHARP_COLL_EOOB, 0, 91);
-            oob_fail_in = -1;
+    if (P > 1 && do_init(&ctx) == 0) {
+        oob_fail_in = 0;
+        CHECK_RC(do_comm(ctx, &WORLD, &comm), SHARP_COLL_EOOB, "comm_init with a failing OOB gather");
+        oob_fail_in = -1;
+        if (do_comm(ctx, &WORLD, &comm) == 0) {
+            op_expect(ctx, comm, 0, 0, 92);
+            CHECK_RC(sharp_coll_comm_destroy(comm), 0, "comm_destroy");
         }
-        op_expect(ctx, comm, 0, 0, 92);
-        teardown(ctx, comm);
+        CHECK_RC(sharp_coll_finalize(ctx), 0, "finalize");
     }
     init_flags = 0;
 }
@@ -1444,6 +1469,101 @@ static void test_sat_prod(void)
     unsetenv("SHARP_EMU_ENABLE_PROD");
 }
 
+/* Operations never call the OOB callbacks (the switch), whatever their kind and mode. */
+static void test_no_oob(struct sharp_coll_context *ctx, struct sharp_coll_comm *comm)
+{
+    long before = oob_calls;
+    int  i;
+    for (i = 0; i < 3; i++) {
+        one_allreduce(ctx, comm, RANK, P, SHARP_DTYPE_DOUBLE, SHARP_OP_SUM, -1, 100, MODE_BLOCKING, 0, 0, 700u + i);
+        one_allreduce(ctx, comm, RANK, P, SHARP_DTYPE_INT, SHARP_OP_MAX, -1, 7, MODE_NB_TEST, i & 1, 0, 710u + i);
+        one_allreduce(ctx, comm, RANK, P, SHARP_DTYPE_LONG, SHARP_OP_BXOR, -1, 3, MODE_NB_WAIT, 0, 0, 720u + i);
+        CHECK_RC(sharp_coll_do_barrier(comm), 0, "barrier");
+    }
+    test_reduce(ctx, comm);
+    one_reduce_scatter(ctx, comm, 40, 0, (size_t)P * 40, 0, 0);
+    CHECK(oob_calls == before, "operations made %ld OOB calls", oob_calls - before);
+}
+
+/* Arguments that differ between ranks: EINVAL on every rank (the switch compares), then in step. */
+static void test_mismatch(struct sharp_coll_context *ctx, struct sharp_coll_comm *comm)
+{
+    if (P > 1) {
+        long                          sb[8] = {1, 2, 3, 4, 5, 6, 7, 8}, rb[8];
+        struct sharp_coll_reduce_spec s;
+        rspec(&s, sb, rb, RANK == P - 1 ? 5 : 4, SHARP_DTYPE_LONG, SHARP_OP_SUM, -1);
+        CHECK_RC(sharp_coll_do_allreduce(comm, &s), SHARP_COLL_EINVAL, "allreduce with different lengths");
+        rspec(&s, sb, rb, 4, SHARP_DTYPE_LONG, RANK == 0 ? SHARP_OP_MAX : SHARP_OP_SUM, -1);
+        CHECK_RC(sharp_coll_do_allreduce(comm, &s), SHARP_COLL_EINVAL, "allreduce with different ops");
+        if (RANK == 0) {
+            CHECK_RC(sharp_coll_do_barrier(comm), SHARP_COLL_EINVAL, "barrier against an allreduce");
+        } else {
+            CHECK_RC(sharp_coll_do_allreduce(comm, &s), SHARP_COLL_EINVAL, "allreduce against a barrier");
+        }
+    }
+    op_expect(ctx, comm, 0, 1, 730);
+}
+
+/* req_free before completion abandons the operation: the others complete it with an error; later ones work. */
+static void test_abandon(struct sharp_coll_context *ctx, struct sharp_coll_comm *comm)
+{
+    int                           sb[4] = {1, 1, 1, 1}, rb[4];
+    struct sharp_coll_reduce_spec s;
+    void                         *h = NULL;
+    int                           rc;
+    rspec(&s, sb, rb, 4, SHARP_DTYPE_INT, SHARP_OP_SUM, -1);
+    if (P > 1) {
+        /* rank 0 posts late: the others' operation cannot be complete when rank 1 abandons it */
+        if (RANK != 0) {
+            rc = sharp_coll_do_allreduce_nb(comm, &s, &h);
+            CHECK_RC(rc, 0, "allreduce_nb");
+            if (RANK == 1 && rc == 0) {
+                CHECK(sharp_coll_req_test(h) == 0, "complete without rank 0");
+                CHECK_RC(sharp_coll_req_free(h), 0, "req_free of an incomplete request");
+                h = NULL;
+            }
+        }
+        gbar(&SH->world);
+        if (RANK == 0) {
+            rc = sharp_coll_do_allreduce_nb(comm, &s, &h);
+            CHECK_RC(rc, 0, "allreduce_nb (late)");
+        }
+        if (h != NULL) {
+            CHECK_RC(sharp_coll_req_wait(h), SHARP_COLL_ERROR, "an abandoned operation on the other ranks");
+        }
+    }
+    for (rc = 0; rc < 20; rc++) { /* more than the switch's slots: they are all recycled */
+        op_expect(ctx, comm, 0, rc & 1, 740u + (unsigned)rc);
+    }
+}
+
+/* The latency model: base + levels x per-level (radix 2 over P ranks). */
+static void test_latency_model(void)
+{
+    struct sharp_coll_context *ctx;
+    struct sharp_coll_comm    *comm;
+    int                        levels = 0, n = 1;
+    phase = "latency model";
+    while (n < P) {
+        n *= 2;
+        levels++;
+    }
+    setenv("SHARP_EMU_LATENCY_US", "3000", 1);
+    setenv("SHARP_EMU_LEVEL_US", "4000", 1);
+    setenv("SHARP_EMU_RADIX", "2", 1);
+    if (setup(&ctx, &comm) == 0) {
+        uint64_t t0 = now_us(), took;
+        op_expect(ctx, comm, 0, 1, 750);
+        took = now_us() - t0;
+        CHECK(took >= 3000u + 4000u * (uint64_t)levels, "allreduce took %llu us, model %d us", (unsigned long long)took,
+              3000 + 4000 * levels);
+        teardown(ctx, comm);
+    }
+    unsetenv("SHARP_EMU_LATENCY_US");
+    unsetenv("SHARP_EMU_LEVEL_US");
+    unsetenv("SHARP_EMU_RADIX");
+}
+
 static void test_main(void)
 {
     struct sharp_coll_context *ctx;
@@ -1470,6 +1590,12 @@ static void test_main(void)
         test_sub_comm(ctx, comm);
         phase = "misc";
         test_misc(ctx, comm);
+        phase = "no OOB in operations";
+        test_no_oob(ctx, comm);
+        phase = "mismatch";
+        test_mismatch(ctx, comm);
+        phase = "abandon";
+        test_abandon(ctx, comm);
         if (P == 1) {
             CHECK_RC(sharp_coll_dump_stats(ctx), 0, "dump_stats");
         }
@@ -1481,6 +1607,7 @@ static void test_main(void)
     test_fail_op();
     test_payload();
     test_latency();
+    test_latency_model();
     test_sat_prod();
 }
 
