@@ -809,9 +809,10 @@ EMU_API int sharp_coll_progress(struct sharp_coll_context *ctx)
  * ((x0 op x1) op x2) ... in rank order (identical bits everywhere, no rank computes for another,
  * so a stopped rank cannot hold the others up once it has contributed), and counts itself
  * released; the last to release recycles the slot for operation n + SW_SLOTS. A rank that does
- * not contribute (failed at post, refused) releases at once; one that abandons its request
- * (req_free before completion) or times out (coll_timeout) poisons the operation: every rank
- * still waiting for it completes with SHARP_COLL_ERROR. Signatures that differ between ranks
+ * not contribute (failed at post, refused) releases at once, as does one that abandons its request
+ * (req_free before completion; its contribution stays). A rank whose operation is not complete at
+ * coll_timeout poisons it: every rank still waiting for it completes with SHARP_COLL_ERROR (nobody
+ * can complete it anyway). Signatures that differ between ranks
  * complete with SHARP_COLL_EINVAL on every rank. Memory: SW_SLOTS x ranks x (cap + 64) bytes of
  * address space, of which only the pages operations touch use memory.
  */
@@ -1531,11 +1532,14 @@ static int sw_test(struct emu_req *req)
     return 0;
 }
 
-/* Abandons a request (req_free before completion): the operation is poisoned for everyone. */
+/*
+ * Abandons a request (req_free before completion): this rank stops waiting and releases its part
+ * of the slot. Its contribution (if it made one) stays: the others complete normally once everyone
+ * contributed, as a switch would; if someone never contributes, none of them complete.
+ */
 static void sw_abandon(struct emu_req *req)
 {
     if (!req->done) {
-        sw_poison(req->comm, req->seq, SHARP_COLL_ERROR);
         sw_complete(req, SHARP_COLL_ERROR);
     }
 }

@@ -15,7 +15,7 @@ import org.sharp4j.fallback.algo.KnomialReduce;
 import org.sharp4j.fallback.algo.SraAllreduce;
 import org.sharp4j.fallback.transport.Transport;
 import org.sharp4j.shm.Waiter;
-import org.sharp4j.spi.InterNodeStep;
+import org.sharp4j.spi.RecoverableStep;
 import org.sharp4j.tuning.Algorithm;
 import org.sharp4j.tuning.Collective;
 import org.sharp4j.tuning.CompiledTable;
@@ -65,7 +65,7 @@ import org.sharp4j.tuning.CompiledTable;
  * <p>Single-threaded (one node leader thread); {@link #abort} from another thread while a call
  * runs is handed to the calling thread, which stops waiting and sends it. No allocation per call.
  */
-public final class HostStep implements InterNodeStep {
+public final class HostStep implements RecoverableStep {
     /** Payload bytes per fragment: the scratch is two fragments (plus a 48-byte header each) per peer of a group. */
     public static final int DEFAULT_FRAG_BYTES = 128 * 1024;
     private static final long ABORT_TAG = Exchange.tag(Exchange.KIND_ABORT, 0, 0, 0);
@@ -78,6 +78,7 @@ public final class HostStep implements InterNodeStep {
     private volatile int deferredBlamed;
 
     private final Transport tr;
+    private final Waiter waiter;
     private final CompiledTable table;
     private final String name;
     private final int n;
@@ -88,10 +89,9 @@ public final class HostStep implements InterNodeStep {
     private final int frag;
     private final KnomialPattern[] patterns;
     private final Exchange x;
-    private final KnomialAllreduce knomial;
-    private final SraAllreduce sra;
-    private final KnomialReduce tree;
-    private final KnomialBarrier barrier;
+    /** The calls' runner, and a second one for an offload's recoveries (own scratch, requests and tags). */
+    private final Runner main;
+    private final Runner recovery;
     private long seq;
     private RuntimeException broken;
     private boolean closed;
@@ -122,11 +122,10 @@ public final class HostStep implements InterNodeStep {
             patterns[k] = new KnomialPattern(n, k, me);
         }
         this.spineRadix = radix(Collective.ALLREDUCE, 0);
+        this.waiter = waiter;
         this.x = new Exchange(transport, waiter, maxRadix, fragBytes);
-        this.knomial = new KnomialAllreduce(x);
-        this.sra = new SraAllreduce(x);
-        this.tree = new KnomialReduce(x);
-        this.barrier = new KnomialBarrier(x);
+        this.main = new Runner(x);
+        this.recovery = new Runner(new Exchange(transport, waiter, maxRadix, fragBytes));
         this.abortIn = ByteBuffer.allocateDirect(8 * n).order(ByteOrder.nativeOrder());
         this.abortOut = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
         this.abortRecv = new int[n];
@@ -186,35 +185,10 @@ public final class HostStep implements InterNodeStep {
         if (n == 1) {
             return;
         }
-        final long bytes = t == null ? 0 : (long) count * t.size;
         x.begin(++seq, desc, status);
         caller = Thread.currentThread();
         try {
-            if (c == Collective.BARRIER) {
-                barrier.run(patterns[spineRadix]);
-            } else {
-                final Algorithm a = algorithm(c, bytes);
-                final int k = radix(c, bytes);
-                final KnomialPattern p = patterns[k];
-                if (k == spineRadix && bytes <= frag) {
-                    if (a == Algorithm.SRA) {
-                        sra.runMerged(p, buf, off, count, t, op);
-                    } else {
-                        knomial.runMerged(p, buf, off, count, t, op);
-                    }
-                } else {
-                    barrier.run(patterns[spineRadix]);
-                    if (x.ok()) {
-                        if (a == Algorithm.SRA) {
-                            sra.run(p, buf, off, count, t, op);
-                        } else if (c == Collective.REDUCE) {
-                            tree.run(n, k, me, rootNode, buf, off, count, t, op);
-                        } else {
-                            knomial.run(p, buf, off, count, t, op);
-                        }
-                    }
-                }
-            }
+            main.collective(c, buf, off, count, t, op, rootNode);
         } catch (RuntimeException e) {
             RuntimeException reported = blameFromAbort(e);
             fail(reported);
@@ -223,6 +197,186 @@ public final class HostStep implements InterNodeStep {
             caller = null;
         }
         x.end(status);
+    }
+
+    /** An Exchange with the algorithms over it: one call at a time (see run). */
+    private final class Runner {
+        final Exchange x;
+        final KnomialAllreduce knomial;
+        final SraAllreduce sra;
+        final KnomialReduce tree;
+        final KnomialBarrier barrier;
+
+        Runner(Exchange x) {
+            this.x = x;
+            this.knomial = new KnomialAllreduce(x);
+            this.sra = new SraAllreduce(x);
+            this.tree = new KnomialReduce(x);
+            this.barrier = new KnomialBarrier(x);
+        }
+
+        /** The call's spine and data rounds (class comment), after {@code x.begin}. */
+        void collective(Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode) {
+            final long bytes = t == null ? 0 : (long) count * t.size;
+            if (c == Collective.BARRIER) {
+                barrier.run(patterns[spineRadix]);
+                return;
+            }
+            final Algorithm a = algorithm(c, bytes);
+            final int k = radix(c, bytes);
+            final KnomialPattern p = patterns[k];
+            if (k == spineRadix && bytes <= frag) {
+                if (a == Algorithm.SRA) {
+                    sra.runMerged(p, buf, off, count, t, op);
+                } else {
+                    knomial.runMerged(p, buf, off, count, t, op);
+                }
+            } else {
+                barrier.run(patterns[spineRadix]);
+                if (x.ok()) {
+                    if (a == Algorithm.SRA) {
+                        sra.run(p, buf, off, count, t, op);
+                    } else if (c == Collective.REDUCE) {
+                        tree.run(n, k, me, rootNode, buf, off, count, t, op);
+                    } else {
+                        knomial.run(p, buf, off, count, t, op);
+                    }
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- an offload's recovery
+
+    private Listener listener;
+    private static final long RECOVERY_KIND_MASK = 0xFL << 44;
+    /** The wake-ups of a recovery: to and from {@code me +- 2^i mod n}, i < ceil(log2 n). */
+    private final int[] wakeSend = new int[32];
+    private final int[] wakeRecv = new int[32];
+    private final ByteBuffer wakeBuf = ByteBuffer.allocateDirect(8);
+    private final Pending wakePending = new Pending();
+
+    /** One request waited for through the waiter (the recovery's wake-ups). */
+    private final class Pending implements Waiter.Condition {
+        int req;
+
+        @Override
+        public boolean done() {
+            return tr.test(req) >= 0;
+        }
+    }
+    /** Operations (low 24 bits) whose recovery collective runs on this thread now, innermost last. */
+    private final int[] active = new int[8];
+    private int depth;
+
+    /** Installs the offload's listener (null: none); from then on every wait also looks for recovery triggers (every 64 polls). */
+    @Override
+    public void recoveryListener(Listener l) {
+        this.listener = l;
+        Runnable side = l == null ? null : this::pollRecovery;
+        x.sideWork(side);
+        recovery.x.sideWork(side);
+    }
+
+    /**
+     * One probe of the transport for the first message of a recovery (phase 0): tells the listener
+     * about it. Slow path: an offload calls it from its own waits every so often. Returns whether
+     * there was one.
+     */
+    @Override
+    public boolean pollRecovery() {
+        if (listener == null || closed || n == 1) {
+            return false;
+        }
+        long t = tr.probe(Exchange.tag(Exchange.KIND_RECOVERY_WAKE, 0, 0, 0), RECOVERY_KIND_MASK);
+        if (t < 0) {
+            return false;
+        }
+        int op = (int) ((t >>> 20) & 0xFFFFFF);
+        for (int i = 0; i < depth; i++) {
+            if (active[i] == op) {
+                return false; // a message of a recovery this leader is running: its own rounds take it
+            }
+        }
+        listener.recoveryPending(op);
+        return true;
+    }
+
+    /**
+     * A collective among all node leaders for an offload's operation {@code opSeq}, in the
+     * recovery tag space, with the spine's argument check (desc) and status merge: phase 0 (its
+     * messages are the trigger other leaders probe for) or phase 1 (the call redone on the host
+     * path). Every leader must run the same phases for the same operation; they may do so nested
+     * inside a wait of a later call (it has its own scratch, requests and tags). Throws like a call.
+     */
+    @Override
+    public void recoveryCollective(long opSeq, int phase, Collective c, ByteBuffer buf, int off, int count, DataType t, Op op,
+            int rootNode, long desc, CallStatus status) {
+        if (broken != null) {
+            throw new Sharp4jException(name + ": unusable after an earlier failure: " + broken.getMessage(), broken);
+        }
+        if (closed) {
+            throw new IllegalStateException(name + " is closed");
+        }
+        if (n == 1) {
+            return;
+        }
+        Exchange rx = recovery.x;
+        if (phase == 0) {
+            rx.kinds(Exchange.KIND_RECOVERY, Exchange.KIND_RECOVERY_DATA);
+        } else {
+            rx.kinds(Exchange.KIND_REDO_SPINE, Exchange.KIND_REDO_DATA);
+        }
+        if (depth == active.length) {
+            throw new Sharp4jException(name + ": recoveries nested " + depth + " deep");
+        }
+        rx.begin(opSeq, desc, status);
+        Thread outer = caller;
+        caller = Thread.currentThread();
+        active[depth++] = (int) (opSeq & 0xFFFFFF);
+        try {
+            int wakes = phase == 0 ? wakeUp(opSeq) : 0;
+            recovery.collective(c, buf, off, count, t, op, rootNode);
+            for (int i = 0; i < wakes; i++) { // they all come: every leader joins and sends its own
+                wakePending.req = wakeRecv[i];
+                waiter.await(wakePending, tr.globalRank(Math.floorMod(me - (1 << i), n)));
+                wakePending.req = wakeSend[i];
+                waiter.await(wakePending, tr.globalRank((me + (1 << i)) % n));
+            }
+        } catch (RuntimeException e) {
+            RuntimeException reported = blameFromAbort(e);
+            fail(reported);
+            throw reported;
+        } finally {
+            depth--;
+            caller = outer;
+        }
+        rx.end(status);
+    }
+
+    /**
+     * Dissemination of a recovery: a leader that joins it (the first, or one woken) wakes
+     * {@code me + 2^i mod n} for every {@code 2^i < n} and expects a wake-up from each
+     * {@code me - 2^i}, so every leader is woken within ceil(log2 n) hops whatever the recovery's
+     * own pattern (whose first message may go the other way, e.g. from an extra to its proxy), and
+     * every wake-up sent is received: 2 ceil(log2 n) messages per leader, on the failure path only.
+     * The probe of {@link #pollRecovery} looks for these messages. Returns how many of each were posted.
+     */
+    private int wakeUp(long opSeq) {
+        int k = 0;
+        for (int d = 1; d < n; d <<= 1) {
+            long tg = Exchange.tag(Exchange.KIND_RECOVERY_WAKE, opSeq, k, 0);
+            wakeRecv[k] = tr.recv(Math.floorMod(me - d, n), tg, wakeBuf, 0, 0);
+            wakeSend[k] = tr.send((me + d) % n, tg, wakeBuf, 0, 0);
+            k++;
+        }
+        return k;
+    }
+
+    /** Messages this leader has sent on the host path (tests: a successful offloaded call sends none). */
+    @Override
+    public long messagesSent() {
+        return tr.sendCount();
     }
 
     /**

@@ -331,6 +331,26 @@ final class MemTransport implements Transport {
     }
 
     @Override
+    public long probe(long tg, long mask) {
+        checkAlive();
+        synchronized (mesh.lock) {
+            for (int id = mesh.unexpHead[me]; id >= 0; id = mesh.next[id]) {
+                MemTransport e = mesh.ends[id / POOL];
+                long t = e.tag[id % POOL];
+                if (((t ^ tg) & mask) == 0) {
+                    return t;
+                }
+            }
+        }
+        return -1;
+    }
+
+    @Override
+    public long sendCount() {
+        return sends;
+    }
+
+    @Override
     public void cancelAll() {
         synchronized (mesh.lock) {
             for (int d = 0; d < mesh.n; d++) {

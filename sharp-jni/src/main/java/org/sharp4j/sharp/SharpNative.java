@@ -26,6 +26,22 @@ final class SharpNative {
 
     static native int sharp_coll_do_allreduce(long comm, long spec);
 
+    /** {@code handleOut}: address of a {@code void *} the library fills. */
+    static native int sharp_coll_do_allreduce_nb(long comm, long spec, long handleOut);
+
+    static native int sharp_coll_do_barrier_nb(long comm, long handleOut);
+
+    /** Non-zero when complete (not an error code). */
+    static native int sharp_coll_req_test(long handle);
+
+    /** Waits, returns the operation's status and releases the handle. */
+    static native int sharp_coll_req_wait(long handle);
+
+    /** Releases a handle (before completion: the operation is abandoned). */
+    static native int sharp_coll_req_free(long handle);
+
+    static native int sharp_coll_progress(long ctx);
+
     /** {@code size} is a {@code size_t}. */
     static native int sharp_coll_reg_mr(long ctx, long buf, long size, long mrOut);
 

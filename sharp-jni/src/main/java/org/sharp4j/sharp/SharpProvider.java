@@ -10,6 +10,7 @@ import org.sharp4j.tuning.Collective;
 import org.sharp4j.tuning.CompiledTable;
 import org.sharp4j.spi.InterNodeProvider;
 import org.sharp4j.spi.InterNodeStep;
+import org.sharp4j.spi.RecoverableStep;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -79,8 +80,8 @@ public final class SharpProvider implements InterNodeProvider {
                         + "=on, " + SharpSettings.MIN_NODES + ", or a sharp4j.tune rule such as all:0-2k:sharp";
             }
         }
-        if (s.mode == SharpSettings.Mode.ON) {
-            return null; // create() reports a missing library on every rank at once
+        if (s.mode == SharpSettings.Mode.ON || !ctx.nodeLeader()) {
+            return null; // create() reports a missing library on every rank at once; only node leaders load it
         }
         try {
             SharpLibrary.load(System.getProperties(), System.getenv());
@@ -95,6 +96,16 @@ public final class SharpProvider implements InterNodeProvider {
         SharpSettings s = SharpSettings.fromSystemProperties();
         Bootstrap boot = ctx.bootstrap();
         boolean leader = hostPath != null;
+        // A failed SHARP call is recovered on the host path without a host round on success
+        // (SharpStep): that needs a host path that can run recovery collectives (UCX's).
+        String notRecoverable = leader && !(hostPath instanceof RecoverableStep) ? "the host path (" + hostPath.name()
+                + ") cannot recover failed SHARP calls; use the UCX host path (sharp4j.internode=ucx)" : null;
+        byte[][] rec = boot.allgather(notRecoverable == null ? new byte[0] : notRecoverable.getBytes(StandardCharsets.UTF_8));
+        for (int r = 0; r < rec.length; r++) {
+            if (rec[r].length > 0) {
+                return giveUp(boot, s, hostPath, "rank " + r + ": " + new String(rec[r], StandardCharsets.UTF_8));
+            }
+        }
         int nodes = ctx.topology().nodeCount();
         int node = ctx.node();
 
@@ -128,7 +139,7 @@ public final class SharpProvider implements InterNodeProvider {
             OobChannel oob = new OobChannel(hostPath, node, nodes);
             team = new SharpTeam(lib, oob);
             try {
-                failure = setUp(team, jobId);
+                failure = setUp(team, jobId, collTimeoutMillis(ctx));
             } catch (RuntimeException | Error e) { // e.g. a peer failure seen inside an OOB callback
                 team.close();
                 throw e;
@@ -177,7 +188,14 @@ public final class SharpProvider implements InterNodeProvider {
                     + "max bytes {}, {}", nodes, lib.file(), Long.toHexString(jobId), Long.toHexString(dtypes),
                     Long.toHexString(ops), payload, java.util.Arrays.toString(maxBytes), s);
         }
-        return new SharpStep(hostPath, team, dtypes, ops, maxBytes, s.maxFailures);
+        int[] leaders = ctx.nodeLeaders();
+        return new SharpStep((RecoverableStep) hostPath, team, ctx.waiter(), dtypes, ops, maxBytes, s.maxFailures, node, nodes,
+                leaders[(node + 1) % nodes]);
+    }
+
+    /** The library's coll_timeout: sharp4j.timeout (ms, at most Integer.MAX_VALUE), so nothing inside it waits forever. */
+    private static int collTimeoutMillis(InterNodeContext ctx) {
+        return (int) Math.min(Integer.MAX_VALUE, Math.max(1, ctx.config().timeoutNanos() / 1_000_000L));
     }
 
     /** SHARP used whatever the tuning table says (within the capabilities). */
@@ -190,9 +208,9 @@ public final class SharpProvider implements InterNodeProvider {
     }
 
     /** Init, caps, comm init with the agreements between node leaders; null on success, else the reason. */
-    private static String setUp(SharpTeam team, long jobId) {
+    private static String setUp(SharpTeam team, long jobId, int collTimeoutMillis) {
         OobChannel oob = team.oob;
-        int rc = team.init(jobId);
+        int rc = team.init(jobId, collTimeoutMillis);
         long o = oob.agree(rc, OobChannel.SETUP_DESC, null);
         if (o != OobChannel.ALL_OK) {
             return describe(team, "sharp_coll_init", o, 1);

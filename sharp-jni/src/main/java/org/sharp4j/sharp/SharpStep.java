@@ -7,29 +7,64 @@ import org.sharp4j.DataType;
 import org.sharp4j.Op;
 import org.sharp4j.coll.CallStatus;
 import org.sharp4j.coll.Desc;
+import org.sharp4j.shm.Waiter;
 import org.sharp4j.spi.InterNodeStep;
+import org.sharp4j.spi.RecoverableStep;
 import org.sharp4j.tuning.Collective;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Phase 3 through SHARP on one node leader, around the host path.
+ * Phase 3 through SHARP on one node leader, with the host path for what SHARP does not take and
+ * for recovering what it failed.
  *
- * <p><b>Dispatch</b> (per call, the same on every node leader given the same call): SHARP when it is
- * still enabled, the type and op are in the capability masks agreed at setup (PROD is not), and
- * {@code 0 < bytes <= sharp4j.sharp.max.bytes}; otherwise the host path.
+ * <h2>Dispatch</h2>
+ * Every phase-3 call gets a number {@code k} (1, 2, ...), the same on every node leader since all
+ * make the same calls. Call k goes to SHARP when SHARP is still on at k ({@code k < disabledFrom}),
+ * the type and op are in the capability masks agreed at setup (PROD is not) and
+ * {@code 0 < bytes <= max} for its collective (Barrier: when the table gives it to SHARP); else to
+ * the host path. The decision depends only on the call and on k, so it is the same everywhere.
  *
- * <p><b>A SHARP call</b>: save the input (in place, a failed call may leave the buffer clobbered), post
- * the blocking Allreduce (Reduce is an Allreduce whose result only the root's node keeps, paper 004
- * Algorithm 1; Barrier is {@code sharp_coll_do_barrier}), then <b>agree</b>: one host-path Allreduce
- * (LONG, MIN) of this leader's outcome, carrying the call's descriptor, so that the host path also
- * compares the call between nodes and every leader ends with the same status. If any leader failed,
- * every leader restores its input and redoes the call on the host path; the lowest failing node
- * and its code are logged once (by node 0). After {@code sharp4j.sharp.max.failures} failures
- * SHARP is switched off for the job (the count is the same on every leader, so they all switch
- * together), with one more log line.
+ * <h2>Success: no host message</h2>
+ * A SHARP call is posted nonblocking and out of place (the input stays where the engine put it;
+ * the switch writes into one of two registered result buffers of this step), then completed by
+ * polling {@code sharp_coll_req_test} through the engine's {@link Waiter} (spin, yield, park,
+ * failure probe, abort). The switch computes one result, so every leader whose request completes
+ * with status 0 holds the same bits: it copies them out and returns. Nothing else travels.
+ *
+ * <h2>Failure: every leader ends the same way</h2>
+ * A leader whose call k did not complete with status 0 (refused or failed at post, failed at
+ * completion, poisoned because another leader abandoned it, or not complete within a quarter of
+ * {@code sharp4j.timeout}) abandons its request and runs the <em>recovery</em> of call k on the
+ * host path ({@link RecoverableStep#recoveryCollective}):
+ * <ol>
+ *   <li>phase 0, an Allreduce (LONG, BOR) of {@code [flag | result]} in which leaders that
+ *       completed call k contribute flag 1 and the switch's result, the others zeros. It carries the
+ *       call's descriptor, so leaders that disagree on the call all end with the same
+ *       ArgumentMismatch;</li>
+ *   <li>if any leader had the result, everyone takes it: BOR of identical bits and zeros is those
+ *       bits;</li>
+ *   <li>otherwise phase 1 redoes call k on the host path.</li>
+ * </ol>
+ * Why everyone can take part: a leader that failed call k is still inside it. A leader that
+ * completed call k may have moved on, but not past call k+1: call k+1 (SHARP or host) cannot
+ * complete without the recovering leader. It keeps the result and descriptor of its last
+ * successful SHARP call (the other result buffer), and every wait it makes (SHARP's here, the host
+ * path's) probes for recovery wake-ups and serves phase 0 with them, nested. Why phase 1 has its
+ * inputs: if nobody completed call k, every leader is still inside call k, and posts are out of
+ * place. Why the same result everywhere: either the switch's one result, or the host path's
+ * reduction, which every leader computes alike. A call that nobody completed because a leader died
+ * or stopped ends in the host path's waits: the peer failure or timeout that names it, on every
+ * leader (aborts propagate).
+ *
+ * <p>Every leader runs every recovery once, so the failure count is the same everywhere; when it
+ * reaches {@code sharp4j.sharp.max.failures} SHARP is switched off from call k+2 on, on every
+ * leader: a leader that completed call k may already have posted call k+1 to SHARP, never k+2.
+ *
+ * <p>One thread: the node leader's (the engine's phase-3 caller). The listener runs on that thread
+ * too, from inside its waits. No allocation per call.
  */
-final class SharpStep implements InterNodeStep {
+final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
     private static final Logger LOG = LoggerFactory.getLogger(SharpStep.class);
 
     /** sharp_datatype by DataType ordinal (INT, LONG, FLOAT, DOUBLE). */
@@ -57,39 +92,78 @@ final class SharpStep implements InterNodeStep {
     static final AtomicLong SHARP_CALLS = new AtomicLong();
     static final AtomicLong HOST_CALLS = new AtomicLong();
     static final AtomicLong FALLBACKS = new AtomicLong();
+    /** Host-path messages sent by node leaders while their SHARP calls succeeded: the design says 0. */
+    static final AtomicLong HOST_MESSAGES_ON_SUCCESS = new AtomicLong();
 
-    private final InterNodeStep host;
+    private final RecoverableStep host;
     private final SharpTeam team;
-    private final OobChannel oob;
+    private final Waiter waiter;
     private final int node;
     private final int nodes;
+    private final int awaited;
     private final long dtypeMask;
     private final long opMask;
     /** Largest message SHARP takes, per collective (inclusive; -1: never). */
     private final long[] maxBytes;
     private final int maxFailures;
+    private final long sharpWaitNanos;
     private final String hostName;
-    private boolean enabled = true;
+
+    /** This leader's phase-3 calls so far (the number of the current one while it runs). */
+    private long call;
+    /** SHARP is off from this call on (the same on every leader). */
+    private long disabledFrom = Long.MAX_VALUE;
     private int failures;
-    private ByteBuffer saved = ByteBuffer.allocateDirect(4096).order(ByteOrder.nativeOrder());
+
+    /** Two registered result buffers: the current SHARP call's, and the kept result of the last successful one. */
+    private final ByteBuffer[] out = new ByteBuffer[2];
+    private final long[] outAddr = new long[2];
+    private long keptCall = -1;
+    private long keptDesc;
+    private int keptBytes;
+    private int keptBuf;
+    private boolean keptServed;
+    /** The SHARP call in flight (its number), -1 when none; a recovery wake-up for it ends its wait. */
+    private long current = -1;
+    private boolean joinRequested;
+    private final ByteBuffer phase0;
+    private final CallStatus rst = new CallStatus();
+    private final SharpWait wait = new SharpWait();
+    // address of the last input buffer (a direct ByteBuffer: one JNA call per new buffer object)
+    private ByteBuffer lastIn;
+    private long lastInAddr;
     private boolean closed;
 
-    /** Calls of this leader that SHARP completed / that went to the host path / that SHARP failed. */
+    /** Calls of this leader that SHARP completed / that went to the host path / that it recovered (failed on some leader). */
     long sharpCalls;
     long hostCalls;
     long fallbacks;
 
-    SharpStep(InterNodeStep host, SharpTeam team, long dtypeMask, long opMask, long[] maxBytes, int maxFailures) {
+    SharpStep(RecoverableStep host, SharpTeam team, Waiter waiter, long dtypeMask, long opMask, long[] maxBytes,
+            int maxFailures, int node, int nodes, int nextLeaderRank) {
         this.host = host;
         this.team = team;
-        this.oob = team.oob;
-        this.node = oob.rank();
-        this.nodes = oob.size();
+        this.waiter = waiter;
+        this.node = node;
+        this.nodes = nodes;
+        this.awaited = nextLeaderRank;
         this.dtypeMask = dtypeMask;
         this.opMask = opMask;
         this.maxBytes = maxBytes.clone();
         this.maxFailures = maxFailures;
         this.hostName = host.name();
+        this.sharpWaitNanos = Math.max(50_000_000L, waiter.policy().timeoutNanos / 4);
+        long max = 8;
+        for (long m : maxBytes) {
+            max = Math.max(max, m);
+        }
+        int cap = (int) Math.min(Integer.MAX_VALUE - 64, (max + 7) & ~7L);
+        for (int i = 0; i < 2; i++) {
+            out[i] = ByteBuffer.allocateDirect(cap).order(ByteOrder.nativeOrder());
+            outAddr[i] = SharpTeam.address(out[i]);
+        }
+        this.phase0 = ByteBuffer.allocateDirect(cap + 8).order(ByteOrder.nativeOrder());
+        host.recoveryListener(this);
     }
 
     @Override
@@ -97,125 +171,235 @@ final class SharpStep implements InterNodeStep {
         return "SHARP";
     }
 
-    /** Whether this call goes to SHARP (the same decision on every leader for the same call). */
-    boolean eligible(Collective c, ByteBuffer buf, int count, DataType type, Op op) {
-        if (!enabled || count <= 0 || !buf.isDirect()) {
+    /** Whether call {@code k} goes to SHARP (the same decision on every leader). */
+    boolean eligible(long k, Collective c, ByteBuffer buf, int count, DataType type, Op op) {
+        if (k >= disabledFrom) {
+            return false;
+        }
+        if (c == Collective.BARRIER) {
+            return maxBytes[c.ordinal()] >= 0;
+        }
+        if (count <= 0 || !buf.isDirect()) {
             return false;
         }
         long bytes = (long) count * type.size;
-        return bytes <= maxBytes[c.ordinal()] && (dtypeMask >>> DTYPE[type.ordinal()] & 1) != 0 && (opMask >>> OP[op.ordinal()] & 1) != 0;
+        return bytes <= maxBytes[c.ordinal()] && (dtypeMask >>> DTYPE[type.ordinal()] & 1) != 0
+                && (opMask >>> OP[op.ordinal()] & 1) != 0;
     }
 
     boolean enabled() {
-        return enabled;
+        return call + 1 < disabledFrom;
     }
 
     @Override
     public void allreduce(ByteBuffer buf, int off, int count, DataType type, Op op, long desc, CallStatus status) {
-        if (eligible(Collective.ALLREDUCE, buf, count, type, op)) {
-            viaSharp(buf, off, count, type, op, -1, desc, status);
-        } else {
-            hostCalls++;
-            HOST_CALLS.incrementAndGet();
-            host.allreduce(buf, off, count, type, op, desc, status);
-        }
+        run(Collective.ALLREDUCE, buf, off, count, type, op, -1, desc, status);
     }
 
     @Override
     public void reduce(ByteBuffer buf, int off, int count, DataType type, Op op, int rootNode, long desc, CallStatus status) {
-        if (eligible(Collective.REDUCE, buf, count, type, op)) {
-            viaSharp(buf, off, count, type, op, rootNode, desc, status);
-        } else {
-            hostCalls++;
-            HOST_CALLS.incrementAndGet();
-            host.reduce(buf, off, count, type, op, rootNode, desc, status);
-        }
+        run(Collective.REDUCE, buf, off, count, type, op, rootNode, desc, status);
     }
 
     @Override
     public void barrier(long desc, CallStatus status) {
-        if (!enabled || maxBytes[Collective.BARRIER.ordinal()] < 0) {
+        run(Collective.BARRIER, null, 0, 0, null, null, -1, desc, status);
+    }
+
+    private void run(Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode, long desc,
+            CallStatus status) {
+        final long k = ++call;
+        if (!eligible(k, c, buf, count, t, op)) {
             hostCalls++;
             HOST_CALLS.incrementAndGet();
-            host.barrier(desc, status);
+            switch (c) {
+                case ALLREDUCE: host.allreduce(buf, off, count, t, op, desc, status); break;
+                case REDUCE: host.reduce(buf, off, count, t, op, rootNode, desc, status); break;
+                default: host.barrier(desc, status); break;
+            }
             return;
         }
-        int rc;
-        oob.begin(desc, status);
+        final int bytes = t == null ? 0 : count * t.size;
+        final int cur = keptCall >= 0 ? keptBuf ^ 1 : 0; // never the kept result's buffer
+        current = k;
+        joinRequested = false;
+        final long sent0 = host.messagesSent();
         try {
-            rc = team.barrier();
+            int rc;
+            if (c == Collective.BARRIER) {
+                rc = team.barrierNb();
+            } else {
+                long src = address(buf) + off;
+                rc = team.allreduceNb(src, outAddr[cur], bytes, count, DTYPE[t.ordinal()], OP[op.ordinal()]);
+            }
+            if (rc == 0) {
+                long h = team.handle();
+                if (await(h)) {
+                    rc = team.status(h);
+                    if (rc == 0) {
+                        if (bytes > 0) {
+                            buf.put(off, out[cur], 0, bytes);
+                        }
+                        keptCall = k;
+                        keptDesc = desc & ~Desc.SHARED;
+                        keptBytes = bytes;
+                        keptBuf = cur;
+                        keptServed = false;
+                        sharpCalls++;
+                        SHARP_CALLS.incrementAndGet();
+                        long sent = host.messagesSent() - sent0;
+                        if (sent != 0) {
+                            HOST_MESSAGES_ON_SUCCESS.addAndGet(sent); // (served another call's recovery meanwhile)
+                        }
+                        return;
+                    }
+                } else {
+                    team.abandon(h); // another leader recovers this call, or it took too long: the switch forgets it
+                    rc = joinRequested ? JOINED : TIMED_OUT;
+                }
+            }
+            recover(k, c, buf, off, count, t, op, rootNode, desc, status, rc);
         } finally {
-            oob.end();
+            current = -1;
         }
-        oob.rethrow();
-        long outcome = oob.agree(rc, desc, status);
-        if (!status.ok()) {
-            return; // the nodes disagree on the call: every leader has the same status, the engine throws
-        }
-        if (outcome == OobChannel.ALL_OK) {
-            succeeded();
-            return;
-        }
-        host.barrier(desc, status); // (the agreement already synchronised everyone; this is the host's own barrier)
-        failed(desc, outcome);
     }
 
-    /** rootNode < 0: Allreduce. */
-    private void viaSharp(ByteBuffer buf, int off, int count, DataType type, Op op, int rootNode, long desc, CallStatus status) {
-        int bytes = count * type.size;
-        if (saved.capacity() < bytes) {
-            saved = ByteBuffer.allocateDirect(Math.max(bytes, 2 * saved.capacity())).order(ByteOrder.nativeOrder());
+    private long address(ByteBuffer buf) {
+        if (buf != lastIn) {
+            lastInAddr = SharpTeam.address(buf);
+            lastIn = buf;
         }
-        saved.put(0, buf, off, bytes);
-        long base = team.base(buf);
-        int rc;
-        oob.begin(desc, status);
-        try {
-            rc = team.allreduce(base + off, bytes, count, DTYPE[type.ordinal()], OP[op.ordinal()], team.mr());
-        } finally {
-            oob.end();
+        return lastInAddr;
+    }
+
+    /** Polls a request; true when it completed, false when the wait ended for a recovery or the SHARP time limit. */
+    private boolean await(long h) {
+        wait.h = h;
+        wait.polls = 0;
+        wait.deadline = System.nanoTime() + sharpWaitNanos;
+        wait.completed = false;
+        waiter.await(wait, awaited);
+        return wait.completed;
+    }
+
+    /** What the waiter polls: the request; every 64 polls the library's progress, the host path's wake-ups and the clock. */
+    private final class SharpWait implements Waiter.Condition {
+        long h;
+        int polls;
+        long deadline;
+        boolean completed;
+
+        @Override
+        public boolean done() {
+            if (team.test(h)) {
+                completed = true;
+                return true;
+            }
+            if ((++polls & 63) == 0) {
+                team.progress();
+                host.pollRecovery(); // may serve an earlier call's recovery, or ask us to join this one's
+                if (joinRequested) {
+                    return true;
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    return true;
+                }
+            }
+            return false;
         }
-        oob.rethrow();
-        long outcome = oob.agree(rc, desc, status);
-        if (!status.ok()) {
-            return; // a disagreement on the call, now known to every leader: the engine throws everywhere
-        }
-        if (outcome == OobChannel.ALL_OK) {
-            succeeded();
+    }
+
+    /** The recovery of call k on this leader, which did not complete it (class comment). */
+    private void recover(long k, Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode, long desc,
+            CallStatus status, int rc) {
+        final int bytes = t == null ? 0 : count * t.size;
+        final int words = 1 + (bytes + 7) / 8;
+        zero(phase0, words * 8);
+        desc &= ~Desc.SHARED;
+        rst.reset();
+        host.recoveryCollective(k, 0, Collective.ALLREDUCE, phase0, 0, words, DataType.LONG, Op.BOR, 0, desc, rst);
+        if (!rst.ok()) {
+            status.merge(rst); // leaders disagree on the call: the engine throws the same mismatch everywhere
             return;
         }
-        buf.put(off, saved, 0, bytes);
-        if (rootNode < 0) {
-            host.allreduce(buf, off, count, type, op, desc, status);
+        boolean someone = (phase0.getLong(0) & 1) != 0;
+        if (someone) {
+            if (bytes > 0) {
+                buf.put(off, phase0, 8, bytes);
+            }
         } else {
-            host.reduce(buf, off, count, type, op, rootNode, desc, status);
+            host.recoveryCollective(k, 1, c, buf, off, count, t, op, rootNode < 0 ? 0 : rootNode, desc, status);
         }
-        failed(desc, outcome);
+        failed(k, desc, rc, someone);
     }
 
-    private void succeeded() {
-        sharpCalls++;
-        SHARP_CALLS.incrementAndGet();
+    /** The listener: a recovery of the call ending in these 24 bits waits for this leader. */
+    @Override
+    public void recoveryPending(int callSeq24) {
+        if (current >= 0 && (current & 0xFFFFFF) == callSeq24) {
+            joinRequested = true; // the SHARP wait ends, abandons the request and joins the recovery
+            return;
+        }
+        if (keptCall >= 0 && !keptServed && (keptCall & 0xFFFFFF) == callSeq24) {
+            keptServed = true;
+            int words = 1 + (keptBytes + 7) / 8;
+            zero(phase0, words * 8);
+            phase0.putLong(0, 1);
+            if (keptBytes > 0) {
+                phase0.put(8, out[keptBuf], 0, keptBytes);
+            }
+            CallStatus s = new CallStatus(); // failure path only
+            host.recoveryCollective(keptCall, 0, Collective.ALLREDUCE, phase0, 0, words, DataType.LONG, Op.BOR, 0, keptDesc, s);
+            failed(keptCall, keptDesc, 0, true);
+        }
+        // otherwise a later call's recovery: this leader joins it when it gets there
     }
 
-    private void failed(long desc, long outcome) {
+    /** Codes of a call this leader abandoned: another leader started its recovery / it did not complete in time. */
+    private static final int JOINED = Integer.MIN_VALUE;
+    private static final int TIMED_OUT = Integer.MIN_VALUE + 1;
+
+    /**
+     * Counts a recovery (every leader counts each one) and reports it: WARN on a leader whose own
+     * SHARP call failed or timed out, DEBUG on one that only joined.
+     */
+    private void failed(long k, long desc, int rc, boolean fromSwitch) {
+        failures++;
         fallbacks++;
         FALLBACKS.incrementAndGet();
-        failures++;
-        int code = OobChannel.failedCode(outcome);
-        boolean switchOff = maxFailures > 0 && failures >= maxFailures;
-        if (node == 0) {
-            LOG.warn("sharp4j: SHARP {} failed on node {} with {} ({}); finished on the host path ({}) by every node leader "
-                    + "[failure {} of {}]", Desc.describe(desc), OobChannel.failedNode(outcome), code, team.lib.strerror(code),
-                    hostName, failures, maxFailures > 0 ? Integer.toString(maxFailures) : "unlimited");
-        }
+        boolean switchOff = maxFailures > 0 && failures >= maxFailures && disabledFrom == Long.MAX_VALUE;
         if (switchOff) {
-            enabled = false;
-            if (node == 0) {
-                LOG.warn("sharp4j: SHARP switched off for this job after {} failed operations ({}={}); the host path ({}) "
-                        + "carries every inter-node call from now on", failures, SharpSettings.MAX_FAILURES, maxFailures, hostName);
-            }
+            disabledFrom = k + 2;
         }
+        String how = fromSwitch ? "took the result of a node leader that completed it"
+                : "redone on the host path (" + hostName + ") by every node leader";
+        String of = maxFailures > 0 ? Integer.toString(maxFailures) : "unlimited";
+        if (rc == TIMED_OUT) {
+            LOG.warn("sharp4j: SHARP {} (call {}) did not complete within {} ms on node {}; {} [failure {} of {}]",
+                    Desc.describe(desc), k, sharpWaitNanos / 1_000_000, node, how, failures, of);
+        } else if (rc != 0 && rc != JOINED) {
+            LOG.warn("sharp4j: SHARP {} (call {}) failed on node {} with {} ({}); {} [failure {} of {}]", Desc.describe(desc), k,
+                    node, rc, team.lib.strerror(rc), how, failures, of);
+        } else if (LOG.isDebugEnabled()) {
+            LOG.debug("sharp4j: SHARP {} (call {}) failed on another node leader; node {} joined its recovery: {} [failure {} of {}]",
+                    Desc.describe(desc), k, node, how, failures, of);
+        }
+        if (switchOff && node == 0) {
+            LOG.warn("sharp4j: SHARP switched off for this job after {} failed operations ({}={}); the host path ({}) "
+                    + "carries every inter-node call from call {} on", failures, SharpSettings.MAX_FAILURES, maxFailures, hostName,
+                    disabledFrom);
+        }
+    }
+
+    private static void zero(ByteBuffer b, int bytes) {
+        for (int i = 0; i + 8 <= bytes; i += 8) {
+            b.putLong(i, 0);
+        }
+    }
+
+    /** Host-path messages sent by this leader so far (tests). */
+    long hostMessages() {
+        return host.messagesSent();
     }
 
     @Override
@@ -244,6 +428,6 @@ final class SharpStep implements InterNodeStep {
     @Override
     public String toString() {
         return "SHARP node " + node + "/" + nodes + " (sharp " + sharpCalls + ", host " + hostCalls + ", fallbacks "
-                + fallbacks + (enabled ? "" : ", switched off") + ")";
+                + fallbacks + (enabled() ? "" : ", switched off") + ")";
     }
 }

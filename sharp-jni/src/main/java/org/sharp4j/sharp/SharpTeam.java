@@ -10,14 +10,19 @@ import java.util.Map;
 
 /**
  * One node leader's SHARP context and communicator (the node leaders' team): init, caps, comm init,
- * memory registrations, the blocking Allreduce and Barrier, and teardown. Returns the library's
- * codes; the policy (agreement, fallback) is {@link SharpStep}'s.
+ * memory registrations, the nonblocking Allreduce and Barrier (post, test, status, abandon), and
+ * teardown. Returns the library's codes; the policy (completion, recovery) is {@link SharpStep}'s.
  *
  * <p>Hot path: the {@code sharp_coll_reduce_spec} lives in native memory allocated once; a call
  * writes its nine varying fields through a ByteBuffer view at the offsets JNA computed for
  * {@link SharpAbi.ReduceSpec} (the layout checked at load) and calls the direct-mapped function
- * with raw addresses. Buffers are registered once per base buffer (cached by address) and the
- * handle reused.
+ * with raw addresses.
+ *
+ * <p><b>Registrations</b> (a cache, as UCC keeps one): SHARP touches only the regions a call hands
+ * it, so a region is registered per 1 MiB-aligned window of a buffer the first time a call touches
+ * it ({@code mr} of the window holding the call's start; a call never spans two windows of its
+ * source, {@link SharpStep} cuts calls so), and reused afterwards: a handful of registrations per
+ * leader, not every rank's whole segment.
  *
  * <p>Not thread-safe: one thread drives a node leader.
  */
@@ -78,10 +83,15 @@ final class SharpTeam implements AutoCloseable {
     private final long specAddr;
     private long ctx;
     private long comm;
+    /** Registration per window: key = window start address. */
     private final Map<Long, Long> regs = new HashMap<>();
-    private ByteBuffer lastBuf;
-    private long lastBase;
+    /** The window size of the registration cache. */
+    static final long WINDOW = 1L << 20;
+    private long lastWindow = -1;
     private long lastMr;
+    /** Where the library writes a request handle (one word). */
+    private final Memory handleOut = new Memory(8);
+    private final long handleOutAddr = Pointer.nativeValue(handleOut);
 
     long dtypes;
     long reduceOps;
@@ -109,7 +119,7 @@ final class SharpTeam implements AutoCloseable {
      * the library's default config, the OOB callbacks, node-local rank 0, channel 0. Collective over
      * the node leaders.
      */
-    int init(long jobId) {
+    int init(long jobId, int collTimeoutMillis) {
         SharpAbi.InitSpec s = new SharpAbi.InitSpec();
         s.clear();
         s.job_id = jobId;
@@ -120,7 +130,7 @@ final class SharpTeam implements AutoCloseable {
         SharpAbi.CollConfig def = lib.defaultConfig();
         s.config.ib_dev_list = def.ib_dev_list;
         s.config.user_progress_num_polls = def.user_progress_num_polls;
-        s.config.coll_timeout = def.coll_timeout;
+        s.config.coll_timeout = collTimeoutMillis; // sharp4j.timeout: a stuck operation completes with an error
         s.config.flags = def.flags;
         System.arraycopy(def.reserved, 0, s.config.reserved, 0, s.config.reserved.length);
         s.oob_colls.bcast = oob.bcast;
@@ -180,58 +190,101 @@ final class SharpTeam implements AutoCloseable {
         return rc;
     }
 
-    /** Base address of a direct buffer, registering it on first sight. */
-    long base(ByteBuffer buf) {
-        if (buf != lastBuf) {
-            long base = Pointer.nativeValue(Native.getDirectBufferPointer(buf));
-            Long mr = regs.get(base);
-            if (mr == null) {
-                out.setLong(0, 0);
-                int rc = SharpNative.sharp_coll_reg_mr(ctx, base, buf.capacity(), Pointer.nativeValue(out));
-                mr = rc == 0 ? out.getLong(0) : 0L; // a NULL mem_handle is accepted (unregistered buffer)
-                if (rc == 0) {
-                    REGISTRATIONS.incrementAndGet();
-                }
-                regs.put(base, mr);
-            }
-            lastBuf = buf;
-            lastBase = base;
-            lastMr = mr;
-        }
-        return lastBase;
+    /** Native address of a direct buffer (JNA; a call per new buffer object, cached by SharpStep). */
+    static long address(ByteBuffer buf) {
+        return Pointer.nativeValue(Native.getDirectBufferPointer(buf));
     }
 
-    /** Registration handle of the buffer last given to {@link #base} (0: unregistered). */
-    long mr() {
-        return lastMr;
+    /**
+     * The registration of the 1 MiB window holding {@code addr} (registered on first use; 0 when
+     * the library refused: a NULL mem_handle is accepted). Windows are page-aligned address ranges,
+     * so they may cover memory on both sides of the buffer: registration pins pages, it does not
+     * grant access.
+     */
+    long mr(long addr) {
+        long w = addr & -WINDOW;
+        if (w == lastWindow) {
+            return lastMr;
+        }
+        Long mr = regs.get(w);
+        if (mr == null) {
+            out.setLong(0, 0);
+            int rc = SharpNative.sharp_coll_reg_mr(ctx, w, WINDOW, Pointer.nativeValue(out));
+            mr = rc == 0 ? out.getLong(0) : 0L;
+            if (rc == 0) {
+                REGISTRATIONS.incrementAndGet();
+            }
+            regs.put(w, mr);
+        }
+        lastWindow = w;
+        lastMr = mr;
+        return mr;
     }
 
     int registrations() {
         return regs.size();
     }
 
-    /** Blocking in-place Allreduce of {@code count} elements ({@code bytes} bytes) at {@code addr}. */
-    int allreduce(long addr, long bytes, long count, int dtype, int op, long mr) {
-        return allreduce(addr, addr, bytes, count, dtype, op, mr);
-    }
-
-    /** Allreduce from {@code src} into {@code dst} (also used by the benchmark). */
-    int allreduce(long src, long dst, long bytes, long count, int dtype, int op, long mr) {
+    /**
+     * Posts an Allreduce of {@code count} elements ({@code bytes} bytes) from {@code src} into
+     * {@code dst} (out of place: the input stays for a redo). Returns the library's code; on
+     * success {@link #handle()} is the request.
+     */
+    int allreduceNb(long src, long dst, long bytes, long count, int dtype, int op) {
         ByteBuffer s = spec;
         s.putLong(O_S_PTR, src);
         s.putLong(O_S_LEN, bytes);
-        s.putLong(O_S_MR, mr);
+        s.putLong(O_S_MR, mr(src));
         s.putLong(O_R_PTR, dst);
         s.putLong(O_R_LEN, bytes);
-        s.putLong(O_R_MR, mr);
+        s.putLong(O_R_MR, mr(dst));
         s.putInt(O_DTYPE, dtype);
         s.putLong(O_LENGTH, count);
         s.putInt(O_OP, op);
-        return SharpNative.sharp_coll_do_allreduce(comm, specAddr);
+        handleOut.setLong(0, 0);
+        return SharpNative.sharp_coll_do_allreduce_nb(comm, specAddr, handleOutAddr);
     }
 
-    int barrier() {
-        return SharpNative.sharp_coll_do_barrier(comm);
+    int barrierNb() {
+        handleOut.setLong(0, 0);
+        return SharpNative.sharp_coll_do_barrier_nb(comm, handleOutAddr);
+    }
+
+    /** The request handle of the last successful post. */
+    long handle() {
+        return handleOut.getLong(0);
+    }
+
+    /** Whether request {@code h} completed; also drives the library's progress. */
+    boolean test(long h) {
+        return SharpNative.sharp_coll_req_test(h) != 0;
+    }
+
+    void progress() {
+        SharpNative.sharp_coll_progress(ctx);
+    }
+
+    /** The status of a completed request, releasing it. */
+    int status(long h) {
+        return SharpNative.sharp_coll_req_wait(h);
+    }
+
+    /** Abandons a request that did not complete. */
+    void abandon(long h) {
+        SharpNative.sharp_coll_req_free(h);
+    }
+
+    /** Blocking Allreduce (the benchmark's C-loop comparison). */
+    int allreduce(long src, long dst, long bytes, long count, int dtype, int op) {
+        int rc = allreduceNb(src, dst, bytes, count, dtype, op);
+        if (rc != 0) {
+            return rc;
+        }
+        long h = handle();
+        while (!test(h)) {
+            Thread.onSpinWait();
+        }
+        return status(h);
     }
 
     boolean hasComm() {
@@ -250,7 +303,7 @@ final class SharpTeam implements AutoCloseable {
             }
         }
         regs.clear();
-        lastBuf = null;
+        lastWindow = -1;
         if (comm != 0) {
             SharpNative.sharp_coll_comm_destroy(comm);
             comm = 0;

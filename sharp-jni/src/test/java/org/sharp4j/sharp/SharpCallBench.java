@@ -22,10 +22,11 @@ import org.sharp4j.tuning.Collective;
  * <ul>
  *   <li>C: {@code sharp_coll_do_allreduce} in a C loop (spec fields written per call);</li>
  *   <li>binding: {@link SharpTeam#allreduce} (the nine spec fields written through a ByteBuffer view,
- *       a JNA direct-mapped call with raw addresses);</li>
- *   <li>step: {@link SharpStep#allreduce} in place, i.e. the binding plus what the offload adds per
- *       call: dispatch, saving the input, the registration cache and the agreement (here over a
- *       host path of one node that does nothing, so its network cost is not included).</li>
+ *       {@code _nb}, {@code req_test} until complete, {@code req_wait}: JNA direct-mapped calls with
+ *       raw addresses);</li>
+ *   <li>step: {@link SharpStep#allreduce}, i.e. the binding plus what the offload adds per call:
+ *       dispatch, the registration cache, polling through the engine's waiter, the copy of the
+ *       result out of its registered buffer. No host message (a successful call sends none).</li>
  * </ul>
  *
  * Usage: {@code SharpCallBench [iterations] [repeats]} (default 200000, 5; the median of the repeats is
@@ -53,14 +54,15 @@ public final class SharpCallBench {
         NoHost host = new NoHost();
         OobChannel oob = new OobChannel(host, 0, 1);
         SharpTeam team = new SharpTeam(lib, oob);
-        check(team.init(0x5EED), "sharp_coll_init");
+        check(team.init(0x5EED, -1), "sharp_coll_init");
         check(team.queryCaps(), "sharp_coll_caps_query");
         check(team.commInit(), "sharp_coll_comm_init");
         ByteBuffer mem = ByteBuffer.allocateDirect(1 << 17).order(ByteOrder.nativeOrder());
-        long base = team.base(mem);
-        long mr = team.mr();
-        SharpStep step = new SharpStep(host, team, team.dtypes, team.reduceOps,
-                new long[] {team.payload, team.payload, team.payload}, 3); // allreduce, reduce, barrier
+        long base = SharpTeam.address(mem);
+        org.sharp4j.shm.Waiter waiter = new org.sharp4j.shm.Waiter(new org.sharp4j.shm.WaitPolicy(20_000, 1_000_000, 50_000,
+                60_000_000_000L), (awaited, waited, timeout) -> { });
+        SharpStep step = new SharpStep(host, team, waiter, team.dtypes, team.reduceOps,
+                new long[] {team.payload, team.payload, team.payload}, 3, 0, 1, 0); // allreduce, reduce, barrier
         CallStatus st = new CallStatus();
 
         double[][] java = new double[SIZES.length][repeats];
@@ -73,11 +75,11 @@ public final class SharpCallBench {
                 int count = bytes / 4;
                 long warm = iters / 10 + 1;
                 for (long k = 0; k < warm; k++) {
-                    team.allreduce(base, base + 65536, bytes, count, SharpAbi.DTYPE_INT, SharpAbi.OP_SUM, mr);
+                    team.allreduce(base, base + 65536, bytes, count, SharpAbi.DTYPE_INT, SharpAbi.OP_SUM);
                 }
                 long t0 = System.nanoTime();
                 for (long k = 0; k < iters; k++) {
-                    int rc = team.allreduce(base, base + 65536, bytes, count, SharpAbi.DTYPE_INT, SharpAbi.OP_SUM, mr);
+                    int rc = team.allreduce(base, base + 65536, bytes, count, SharpAbi.DTYPE_INT, SharpAbi.OP_SUM);
                     if (rc != 0) {
                         throw new IllegalStateException("allreduce: " + rc);
                     }
@@ -120,7 +122,7 @@ public final class SharpCallBench {
         team.close();
 
         List<String> lines = new ArrayList<>();
-        lines.add(String.format("# one blocking SHARP Allreduce (INT SUM, 1 rank) on %s, %d iterations, median of %d runs",
+        lines.add(String.format("# one SHARP Allreduce (INT SUM, 1 rank) on %s, %d iterations, median of %d runs",
                 lib.file(), iters, repeats));
         lines.add(String.format("%8s %12s %14s %8s %12s %14s", "bytes", "C ns/call", "binding ns", "ratio", "diff ns",
                 "step ns/call"));
@@ -145,8 +147,27 @@ public final class SharpCallBench {
         return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
     }
 
-    /** The host path of a job with one node: nothing to exchange. */
-    static final class NoHost implements InterNodeStep {
+    /** The host path of a job with one node: nothing to exchange, nothing to recover. */
+    static final class NoHost implements org.sharp4j.spi.RecoverableStep {
+        @Override
+        public void recoveryListener(Listener l) {
+        }
+
+        @Override
+        public boolean pollRecovery() {
+            return false;
+        }
+
+        @Override
+        public void recoveryCollective(long callSeq, int phase, Collective c, ByteBuffer buf, int off, int count, DataType t,
+                Op op, int rootNode, long desc, CallStatus status) {
+        }
+
+        @Override
+        public long messagesSent() {
+            return 0;
+        }
+
         @Override
         public String name() {
             return "no-op host path (one node)";

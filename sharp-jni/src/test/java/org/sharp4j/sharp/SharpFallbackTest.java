@@ -103,7 +103,7 @@ class SharpFallbackTest {
         try (SharpTestSupport.LogCapture log = new SharpTestSupport.LogCapture()) {
             String inter = run(auto(), map("SHARP_EMU_FAIL_INIT", "-11"), 9);
             assertEquals("host", inter);
-            log.assertSharpWarnings(1, "sharp_coll_init failed with -11 (Cannot create SHARP job)", "falling back to shared memory");
+            log.assertSharpWarnings(1, "sharp_coll_init failed with -11 (Cannot create SHARP job)", "falling back to UCX");
         }
     }
 
@@ -154,7 +154,9 @@ class SharpFallbackTest {
                 long fb0 = SharpStep.FALLBACKS.get();
                 String inter = run(auto(), map("SHARP_EMU_FAIL_OP", nth + ":-20"), 9);
                 assertEquals("SHARP", inter);
-                log.assertSharpWarnings(1, "failed on node 0 with -20 (No SHARP resources available)", "[failure 1 of 3]");
+                // every leader's call failed (each says so), and every leader redid it on the host path
+                log.assertSharpWarnings(NODES, "failed on node 0 with -20 (No SHARP resources available)", "[failure 1 of 3]",
+                        "redone on the host path");
                 assertEquals(NODES, SharpStep.FALLBACKS.get() - fb0, "every node leader finished op " + nth + " on the host");
             }
         }
@@ -165,7 +167,8 @@ class SharpFallbackTest {
         try (SharpTestSupport.LogCapture log = new SharpTestSupport.LogCapture()) {
             long fb0 = SharpStep.FALLBACKS.get();
             run(auto(), map("SHARP_EMU_FAIL_OP", "4:-1:1"), 9); // SHARP rank 1 = node 1; the 4th op is an allreduce
-            log.assertSharpWarnings(1, "failed on node 1 with -1 (Error)");
+            // node 1 did not contribute: the others' calls could not complete; they joined its recovery
+            log.assertSharpWarnings(1, "failed on node 1 with -1 (Error)", "redone on the host path");
             assertEquals(NODES, SharpStep.FALLBACKS.get() - fb0);
         }
     }
@@ -174,7 +177,7 @@ class SharpFallbackTest {
     void operationFailingAtCompletionIsFinishedOnTheHost() {
         try (SharpTestSupport.LogCapture log = new SharpTestSupport.LogCapture()) {
             run(auto(), map("SHARP_EMU_FAIL_OP", "2:-1", "SHARP_EMU_FAIL_OP_PHASE", "complete"), 6);
-            log.assertSharpWarnings(1, "with -1 (Error)");
+            log.assertSharpWarnings(NODES, "with -1 (Error)");
         }
     }
 
@@ -210,7 +213,7 @@ class SharpFallbackTest {
                         check(in, DataType.LONG, Op.SUM, 4, count, 3, "payload posted");
                     }));
             assertEquals(2, SharpStep.FALLBACKS.get() - fb0);
-            log.assertSharpWarnings(1, "with -2 (Operation not supported)");
+            log.assertSharpWarnings(2, "with -2 (Operation not supported)");
         }
     }
 
@@ -222,11 +225,13 @@ class SharpFallbackTest {
             long host0 = SharpStep.HOST_CALLS.get();
             int calls = 9;
             run(auto(), map("SHARP_EMU_FAIL_OP", "-20"), calls); // every SHARP operation fails
-            assertEquals(3L * NODES, SharpStep.FALLBACKS.get() - fb0);
+            // The third failure (call 3) switches SHARP off from call 5: call 4 may already be posted on a leader
+            // that completed call 3, so it still goes to SHARP (and fails: the 4th failure).
+            assertEquals(4L * NODES, SharpStep.FALLBACKS.get() - fb0);
             assertEquals(0, SharpStep.SHARP_CALLS.get() - sharp0);
-            // 9 calls, of which 3 contain two inter-node steps (barrier + allreduce): 12 per leader, 3 failed on SHARP
-            assertEquals((12L - 3) * NODES, SharpStep.HOST_CALLS.get() - host0);
-            log.assertSharpWarnings(4, "[failure 1 of 3]", "[failure 2 of 3]", "[failure 3 of 3]",
+            // 9 calls, of which 3 contain two inter-node steps (barrier + allreduce): 12 per leader, 4 on SHARP
+            assertEquals((12L - 4) * NODES, SharpStep.HOST_CALLS.get() - host0);
+            log.assertSharpWarnings(4 * NODES + 1, "[failure 1 of 3]", "[failure 2 of 3]", "[failure 3 of 3]", "[failure 4 of 3]",
                     "SHARP switched off for this job after 3 failed operations");
         }
     }
@@ -235,7 +240,7 @@ class SharpFallbackTest {
     void maxFailuresIsConfigurable() {
         try (SharpTestSupport.LogCapture log = new SharpTestSupport.LogCapture()) {
             run(plus(auto(), SharpSettings.MAX_FAILURES, "1"), map("SHARP_EMU_FAIL_OP", "2:-20"), 6);
-            log.assertSharpWarnings(2, "[failure 1 of 1]", "switched off");
+            log.assertSharpWarnings(NODES + 1, "[failure 1 of 1]", "switched off");
         }
     }
 

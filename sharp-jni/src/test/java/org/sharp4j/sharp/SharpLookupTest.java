@@ -100,7 +100,7 @@ class SharpLookupTest {
         Map<String, String> p = plus(sharpOn(), SharpSettings.MODE, "auto", SharpSettings.LIB, "/nonexistent", "jna.library.path", null);
         try (SharpTestSupport.LogCapture log = new SharpTestSupport.LogCapture()) {
             with(p, map(), () -> ThreadRanks.run(4, config(2, 1), comm -> {
-                assertTrue(comm.interNode().startsWith("shared memory"), comm.interNode());
+                assertTrue(comm.interNode().startsWith("UCX"), comm.interNode());
                 long[] s = new long[1];
                 comm.allreduce(new long[] {comm.rank()}, s, Op.SUM);
                 assertEquals(6, s[0]);
@@ -113,7 +113,7 @@ class SharpLookupTest {
     void offNeverUsesSharp() {
         long sharp0 = SharpStep.SHARP_CALLS.get();
         with(plus(sharpOn(), SharpSettings.MODE, "off"), map(), () -> ThreadRanks.run(4, config(2, 1), comm -> {
-            assertTrue(comm.interNode().startsWith("shared memory"), comm.interNode());
+            assertTrue(comm.interNode().startsWith("UCX"), comm.interNode());
             comm.barrier();
         }));
         assertEquals(0, SharpStep.SHARP_CALLS.get() - sharp0);

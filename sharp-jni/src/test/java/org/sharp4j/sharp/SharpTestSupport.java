@@ -48,9 +48,13 @@ final class SharpTestSupport {
         return new File(nativeDir(), "libsharp_coll.so");
     }
 
-    /** Small simulated-topology configs: no warm-up, so the emulator's operation numbers are the test's. */
+    /**
+     * Small simulated-topology configs: no warm-up, so the emulator's operation numbers are the
+     * test's; UCX (over TCP loopback) between the simulated nodes, the host path SHARP recovers on.
+     */
     static Config config(int nodes, int socketsPerNode) {
-        return Config.defaults().withSimulatedTopology(nodes, socketsPerNode).withWarmupRounds(0).withTimeoutNanos(60_000_000_000L);
+        return Config.defaults().withSimulatedTopology(nodes, socketsPerNode).withWarmupRounds(0).withTimeoutNanos(60_000_000_000L)
+                .withInterNode("ucx");
     }
 
     /** Sets system properties and environment variables for the duration of {@code body}, then restores them. */

@@ -36,7 +36,8 @@ import org.sharp4j.shm.Waiter;
  *
  * <h2>Tags (48 bits)</h2>
  * <pre>
- *   bits 44-47 kind (1 spine, 2 data, 3 abort)   bits 20-43 call sequence mod 2^24
+ *   bits 44-47 kind (1 spine, 2 data, 3 abort; 4-8 an offload's recovery: see HostStep)
+ *   bits 20-43 call sequence mod 2^24
  *   bits 14-19 round (0 fold-in, 1.. iterations, then allgather / fold-out)   bits 0-13 fragment mod 2^14
  * </pre>
  * Sequence and fragment numbers wrap safely: messages of one pair and tag are matched in posting
@@ -78,6 +79,15 @@ public final class Exchange {
     public static final int KIND_SPINE = 1;
     public static final int KIND_DATA = 2;
     public static final int KIND_ABORT = 3;
+    /** Phase 0 of an offload's recovery (spine only): its messages are also the trigger other leaders probe for. */
+    public static final int KIND_RECOVERY = 4;
+    /** Phase 1 of an offload's recovery (the call redone on the host path): spine and data. */
+    public static final int KIND_REDO_SPINE = 5;
+    public static final int KIND_REDO_DATA = 6;
+    /** Phase 0's data rounds (a result longer than a fragment). */
+    public static final int KIND_RECOVERY_DATA = 7;
+    /** A recovery's wake-up (HostStep's dissemination): what other leaders' waits probe for. */
+    public static final int KIND_RECOVERY_WAKE = 8;
     /** Largest radix the algorithms take. */
     public static final int MAX_RADIX = 8;
     /** Rounds are 6 bits of the tag. */
@@ -105,6 +115,10 @@ public final class Exchange {
 
     private long seq;
     private long myDesc;
+    private int spineKind = KIND_SPINE;
+    private int dataKind = KIND_DATA;
+    /** Called every 64 polls of a wait, on the transport's thread (an offload's recovery triggers), or null. */
+    private Runnable sideWork;
 
     // The group of the next round, by position.
     private int g;
@@ -153,6 +167,17 @@ public final class Exchange {
     }
 
     // ---------------------------------------------------------------- call state
+
+    /** The tag kinds of the spine and data rounds from now on (a recovery's runner uses its own). */
+    public void kinds(int spine, int data) {
+        this.spineKind = spine;
+        this.dataKind = data;
+    }
+
+    /** Work done every 64 polls while a round waits (slow path), e.g. serving another leader's recovery; null: none. */
+    public void sideWork(Runnable r) {
+        this.sideWork = r;
+    }
 
     /** Starts a call: this node's header holds {@code desc} and the status it arrived with. */
     public void begin(long seq, long desc, CallStatus in) {
@@ -233,11 +258,16 @@ public final class Exchange {
     private final class Pending implements Waiter.Condition {
         int req;
         int bytes;
+        int polls;
 
         @Override
         public boolean done() {
             if (abortRequest != null) { // another thread aborted: end the wait here, on the transport's own thread
                 throw new org.sharp4j.Sharp4jException(abortRequest);
+            }
+            Runnable side = sideWork;
+            if (side != null && (++polls & 63) == 0) {
+                side.run();
             }
             int r;
             try {
@@ -281,7 +311,7 @@ public final class Exchange {
      * combine the received payloads into the receive region in position order.
      */
     public void spineRound(int round, ByteBuffer u, int uOff, DataType t, Op op, boolean take) {
-        final long tg = tag(KIND_SPINE, seq, round, 0);
+        final long tg = tag(spineKind, seq, round, 0);
         final int size = t == null ? 0 : t.size;
         final boolean okNow = ok();
         for (int pos = 0; pos < g; pos++) {
@@ -476,7 +506,7 @@ public final class Exchange {
     }
 
     private void post(int round, int f, ByteBuffer u, int uOff, int size, int fe, boolean combine) {
-        final long tg = tag(KIND_DATA, seq, round, f);
+        final long tg = tag(dataKind, seq, round, f);
         final int s = f & 1;
         for (int pos = 0; pos < g; pos++) {
             if (pos != mp && recvFrom[pos] && f < frags(rLen[pos], fe)) {

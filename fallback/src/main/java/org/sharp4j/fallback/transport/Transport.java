@@ -51,6 +51,17 @@ public interface Transport extends AutoCloseable {
     /** Drives the transport once without looking at a request. */
     void progress();
 
+    /**
+     * Drives the transport once and looks, without taking it, for an arrived message from any
+     * peer that no receive has matched yet and whose tag equals {@code tag} on the bits set in
+     * {@code mask}; returns that message's tag, or -1. Slow path (the host path's recovery
+     * triggers): it may allocate.
+     */
+    long probe(long tag, long mask);
+
+    /** Sends posted so far (statistics; tests count the host messages of a call with it). */
+    long sendCount();
+
     /** Cancels every pending request (after an error), so buffers can be reused or freed. */
     void cancelAll();
 

@@ -154,6 +154,7 @@ public final class UcxTransport implements Transport {
     private final String[] failText;
     private boolean closing;
     private boolean closed;
+    private long sends;
 
     // native address per direct buffer (identity cache)
     private final ByteBuffer[] cacheBuf = new ByteBuffer[4];
@@ -439,6 +440,7 @@ public final class UcxTransport implements Transport {
 
     @Override
     public int send(int peer, long tag, ByteBuffer buf, int off, int len) {
+        sends++;
         checkPost(peer, tag, buf, off, len);
         if (failStatus[peer] != 0) {
             throw peerFailure(peer);
@@ -510,6 +512,19 @@ public final class UcxTransport implements Transport {
     }
 
     @Override
+    public long sendCount() {
+        return sends;
+    }
+
+    @Override
+    public long probe(long tag, long mask) {
+        progress();
+        // The source lies above bit 48 of UCX's tag: the mask leaves it out, so any peer matches.
+        UcpTagMessage m = worker.tagProbeNonBlocking(tag & (TAG_LIMIT - 1), mask & (TAG_LIMIT - 1), false);
+        return m == null ? -1 : m.getSenderTag() & (TAG_LIMIT - 1);
+    }
+
+    @Override
     public void progress() {
         try {
             worker.progress();
@@ -560,8 +575,14 @@ public final class UcxTransport implements Transport {
 
     /**
      * Local: closes the endpoints (flushing what was sent, so that peers still finishing the last
-     * collective get it), then the worker and the context. Bounded: after {@value #CLOSE_MILLIS} ms
-     * the endpoints are closed by force.
+     * collective get it; by force to peers that failed), then the worker and the context. Bounded:
+     * after {@value #CLOSE_MILLIS} ms it stops waiting. UCX must not destroy a worker while any of
+     * its requests is outstanding (UCX 1.13 aborts the process: {@code ucp_worker_destroy}:
+     * "Assertion req->flags & UCP_REQUEST_FLAG_RELEASED"), and an endpoint must be closed once
+     * (a second close logs "ep has already been closed"): so when a stuck or unreachable peer keeps
+     * a close or a send pending past the bound, the worker and context are left to the process's
+     * exit rather than destroyed under it. Leaking them is the lesser harm, and only happens after
+     * a failure.
      */
     @Override
     public void close() {
@@ -570,6 +591,7 @@ public final class UcxTransport implements Transport {
         }
         closed = true;
         closing = true;
+        boolean quiescent = false;
         try {
             for (int h = 0; h < reqs.length; h++) {
                 if (reqs[h] != null && reqRecv[h] && !reqs[h].isCompleted()) {
@@ -591,44 +613,41 @@ public final class UcxTransport implements Transport {
                 }
             }
             long deadline = System.nanoTime() + CLOSE_MILLIS * 1_000_000L;
-            boolean forced = false;
             while (true) {
-                boolean pending = false;
-                for (UcpRequest c : closeReqs) {
-                    pending |= c != null && !c.isCompleted();
-                }
-                if (!pending) {
-                    break;
-                }
-                if (!forced && System.nanoTime() - deadline > 0) {
-                    forced = true;
-                    LOG.debug("sharp4j: UCX endpoints of node {} did not flush within {} ms, closing them by force", me,
-                            CLOSE_MILLIS);
-                    for (int p = 0; p < peers; p++) {
-                        if (closeReqs[p] != null && !closeReqs[p].isCompleted()) {
-                            try {
-                                closeReqs[p] = eps[p].closeNonBlockingForce();
-                            } catch (UcxException e) {
-                                closeReqs[p] = null;
-                            }
-                        }
-                    }
-                    deadline = System.nanoTime() + CLOSE_MILLIS * 1_000_000L;
-                } else if (forced && System.nanoTime() - deadline > 0) {
-                    break;
-                }
                 try {
                     worker.progress();
                 } catch (Exception ignored) {
                     // closing
                 }
+                boolean pending = false;
+                for (UcpRequest c : closeReqs) {
+                    pending |= c != null && !c.isCompleted();
+                }
+                for (UcpRequest r : reqs) {
+                    pending |= r != null && !r.isCompleted();
+                }
+                for (int i = 0; i < Math.min(orphanCount, orphans.length); i++) {
+                    pending |= orphans[i] != null && !orphans[i].isCompleted();
+                }
+                if (!pending) {
+                    quiescent = true;
+                    break;
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    break;
+                }
                 LockSupport.parkNanos(50_000);
             }
         } finally {
-            try {
-                worker.close();
-            } finally {
-                context.close();
+            if (quiescent) {
+                try {
+                    worker.close();
+                } finally {
+                    context.close();
+                }
+            } else {
+                LOG.debug("sharp4j: UCX requests of node {} still pending {} ms after close (a stuck or unreachable peer): "
+                        + "the worker is left to the process's exit", me, CLOSE_MILLIS);
             }
         }
     }
