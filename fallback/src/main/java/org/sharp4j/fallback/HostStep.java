@@ -60,7 +60,8 @@ import org.sharp4j.tuning.CompiledTable;
  * one request. When a call fails (a dead peer reported by the transport, the probe's timeout or
  * abort, a transport error) the step tells the other leaders through {@link #abort} unless one of
  * them already gave up, and refuses later calls. Abort messages use tag kind 3 and are received
- * by receives posted at construction, one per peer, polled only by {@link #abortWord()}.
+ * by one any-source receive posted at construction, polled only by {@link #abortWord()}, and
+ * spread by dissemination (see {@link #abort}).
  *
  * <p>Single-threaded (one node leader thread); {@link #abort} from another thread while a call
  * runs is handed to the calling thread, which stops waiting and sends it. No allocation per call.
@@ -98,8 +99,10 @@ public final class HostStep implements RecoverableStep {
 
     private final ByteBuffer abortIn;
     private final ByteBuffer abortOut;
-    private final int[] abortRecv;
-    private final int[] abortSend;
+    /** The one abort receive (any peer), or -1 once it completed. */
+    private int abortRecv;
+    /** Abort sends to {@code me + 2^i}, -1 when none. */
+    private final int[] abortSend = new int[32];
     private boolean abortSent;
     private long abortWord;
 
@@ -126,14 +129,10 @@ public final class HostStep implements RecoverableStep {
         this.x = new Exchange(transport, waiter, maxRadix, fragBytes);
         this.main = new Runner(x);
         this.recovery = new Runner(new Exchange(transport, waiter, maxRadix, fragBytes));
-        this.abortIn = ByteBuffer.allocateDirect(8 * n).order(ByteOrder.nativeOrder());
+        this.abortIn = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
         this.abortOut = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
-        this.abortRecv = new int[n];
-        this.abortSend = new int[n];
-        for (int p = 0; p < n; p++) {
-            abortRecv[p] = p == me ? -1 : transport.recv(p, ABORT_TAG, abortIn, 8 * p, 8);
-            abortSend[p] = -1;
-        }
+        this.abortRecv = n > 1 ? transport.recvAny(ABORT_TAG, abortIn, 0, 8) : -1;
+        java.util.Arrays.fill(abortSend, -1);
     }
 
     @Override
@@ -423,8 +422,12 @@ public final class HostStep implements RecoverableStep {
     }
 
     /**
-     * Best effort: sends {@code (rank, blamed)} to every other leader with the abort tag and drives
-     * the transport for at most 200 ms so the messages leave. Only the first call sends.
+     * Best effort: tells every other leader that {@code rank} gave up, blaming {@code blamed}, by
+     * dissemination: this leader sends to {@code me + 2^i mod n} for every {@code 2^i < n}, and
+     * each leader forwards the first abort it receives the same way ({@link #abortWord}), so all
+     * have it within ceil(log2 n) hops with O(log n) messages and endpoints per leader (sending
+     * to all n-1 would open an endpoint to every leader at the worst moment). Drives the transport
+     * for at most 200 ms so the messages leave. Only the first call sends.
      */
     @Override
     public void abort(int rank, int blamed) {
@@ -444,29 +447,28 @@ public final class HostStep implements RecoverableStep {
         abortSent = true;
         abortOut.putInt(0, rank);
         abortOut.putInt(4, blamed);
-        for (int p = 0; p < n; p++) {
-            if (p != me) {
-                try {
-                    abortSend[p] = tr.send(p, ABORT_TAG, abortOut, 0, 8);
-                } catch (RuntimeException e) {
-                    abortSend[p] = -1; // that peer is gone: nobody to tell
-                }
+        int k = 0;
+        for (int d = 1; d < n; d <<= 1, k++) {
+            try {
+                abortSend[k] = tr.send((me + d) % n, ABORT_TAG, abortOut, 0, 8);
+            } catch (RuntimeException e) {
+                abortSend[k] = -1; // that peer is gone: the others forward around it
             }
         }
         long deadline = System.nanoTime() + ABORT_FLUSH_NANOS;
         boolean pendingAny = true;
         while (pendingAny && System.nanoTime() - deadline < 0) {
             pendingAny = false;
-            for (int p = 0; p < n; p++) {
-                if (abortSend[p] >= 0) {
+            for (int i = 0; i < k; i++) {
+                if (abortSend[i] >= 0) {
                     try {
-                        if (tr.test(abortSend[p]) >= 0) {
-                            abortSend[p] = -1;
+                        if (tr.test(abortSend[i]) >= 0) {
+                            abortSend[i] = -1;
                         } else {
                             pendingAny = true;
                         }
                     } catch (RuntimeException e) {
-                        abortSend[p] = -1;
+                        abortSend[i] = -1;
                     }
                 }
             }
@@ -476,34 +478,34 @@ public final class HostStep implements RecoverableStep {
         }
     }
 
-    /** {@code (blamed+1) << 32 | (giver+1)} of the first abort message received, else 0. Polls one receive per peer. */
+    /**
+     * {@code (blamed+1) << 32 | (giver+1)} of the first abort received, else 0. Polls the one abort
+     * receive; the first abort received is forwarded (dissemination, see {@link #abort}).
+     * On the leader thread only (the engine's failure probe runs there).
+     */
     @Override
     public long abortWord() {
-        if (abortWord != 0 || closed) {
+        if (abortWord != 0 || closed || abortRecv < 0) {
             return abortWord;
         }
-        for (int p = 0; p < n; p++) {
-            if (abortRecv[p] < 0) {
-                continue;
-            }
-            int r;
-            try {
-                r = tr.test(abortRecv[p]);
-            } catch (RuntimeException e) {
-                abortRecv[p] = -1; // failed with its peer: the waits that need that peer report it
-                continue;
-            }
-            if (r >= 0) {
-                abortRecv[p] = -1;
-                if (r == 8) {
-                    int giver = abortIn.getInt(8 * p);
-                    int blamed = abortIn.getInt(8 * p + 4);
-                    abortWord = ((long) (blamed + 1) << 32) | ((giver + 1) & 0xFFFFFFFFL);
-                    return abortWord;
-                }
-            }
+        int r;
+        try {
+            r = tr.test(abortRecv);
+        } catch (RuntimeException e) {
+            abortRecv = -1;
+            return 0;
         }
-        return 0;
+        if (r < 0) {
+            return 0;
+        }
+        abortRecv = -1;
+        if (r == 8) {
+            int giver = abortIn.getInt(0);
+            int blamed = abortIn.getInt(4);
+            abortWord = ((long) (blamed + 1) << 32) | ((giver + 1) & 0xFFFFFFFFL);
+            abort(giver, blamed); // forward, as the giver said it
+        }
+        return abortWord;
     }
 
     @Override

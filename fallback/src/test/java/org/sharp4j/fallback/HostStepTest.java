@@ -178,7 +178,7 @@ class HostStepTest {
                     // usable afterwards: a matching call is correct
                     checkedAllreduce(step, n, node, 10 + 300 * (sc % 3), sc);
                 }
-                assertEquals(n - 1, mesh.end(node).inUse(), "a mismatch leaves no request behind");
+                assertEquals(n > 1 ? 1 : 0, mesh.end(node).inUse(), "a mismatch leaves no request behind (the one abort receive stays)");
             }
         });
         for (int sc = 0; sc < scenarios.length; sc++) {

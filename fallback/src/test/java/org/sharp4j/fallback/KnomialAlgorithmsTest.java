@@ -157,7 +157,7 @@ class KnomialAlgorithmsTest {
                         }
                     }
                 }
-                assertEquals(n - 1, mesh.end(node).inUse(), "only the abort receives stay posted");
+                assertEquals(n > 1 ? 1 : 0, mesh.end(node).inUse(), "only the one abort receive stays posted");
             }
         });
     }

@@ -30,6 +30,8 @@ final class MemTransport implements Transport {
     private static final int TRUNC = 3;
     private static final int SEND = 1;
     private static final int RECV = 2;
+    /** The peer of an any-source receive. */
+    static final int ANY = -1;
 
     /** The shared mailbox of n peers. */
     static final class Mesh {
@@ -99,7 +101,7 @@ final class MemTransport implements Transport {
             for (int id = head[d]; id >= 0; prev = id, id = next[id]) {
                 MemTransport e = ends[id / POOL];
                 int h = id % POOL;
-                if ((owner < 0 || e.me == owner) && e.peer[h] == peerOf && e.tag[h] == tag) {
+                if ((owner < 0 || e.me == owner) && (e.peer[h] == peerOf || e.peer[h] == ANY) && e.tag[h] == tag) {
                     unlink(head, tail, d, prev, id);
                     return id;
                 }
@@ -209,7 +211,7 @@ final class MemTransport implements Transport {
     }
 
     private int alloc(int k, int p, long tg, ByteBuffer b, int o, int l) {
-        if (p < 0 || p >= mesh.n || p == me) {
+        if ((p < 0 && p != ANY) || p >= mesh.n || p == me) {
             throw new IllegalArgumentException("bad peer " + p);
         }
         if (tg < 0 || tg >= TAG_LIMIT) {
@@ -264,6 +266,21 @@ final class MemTransport implements Transport {
     }
 
     @Override
+    public int recvAny(long tg, ByteBuffer b, int o, int l) {
+        checkAlive();
+        int h = alloc(RECV, ANY, tg, b, o, l);
+        synchronized (mesh.lock) {
+            int sid = mesh.take(mesh.unexpHead, mesh.unexpTail, me, -1, me, tg);
+            if (sid >= 0) {
+                deliver(mesh.ends[sid / POOL], sid % POOL, this, h);
+            } else {
+                mesh.append(mesh.recvHead, mesh.recvTail, me, me * POOL + h);
+            }
+        }
+        return h;
+    }
+
+    @Override
     public int recv(int p, long tg, ByteBuffer b, int o, int l) {
         checkAlive();
         int h = alloc(RECV, p, tg, b, o, l);
@@ -295,7 +312,7 @@ final class MemTransport implements Transport {
         checkAlive();
         int st = (int) INTS.getVolatile(state, h);
         if (st == PENDING) {
-            if (mesh.isDead(peer[h])) {
+            if (peer[h] != ANY && mesh.isDead(peer[h])) {
                 throw new PeerFailureException("peer rank " + mesh.globalRanks[peer[h]] + " is dead (node " + peer[h] + ")",
                         new int[] {mesh.globalRanks[peer[h]]});
             }

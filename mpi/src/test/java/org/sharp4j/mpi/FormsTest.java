@@ -64,10 +64,16 @@ class FormsTest {
         b.limit(4);
         ByteBuffer d = Forms.direct(b, 32);
         assertEquals(32, d.limit());
-        ByteBuffer full = ByteBuffer.allocateDirect(32);
+        ByteBuffer full = ByteBuffer.allocateDirect(32).order(java.nio.ByteOrder.nativeOrder());
         assertSame(full, Forms.direct(full, 32));
-        ByteBuffer small = ByteBuffer.allocateDirect(8);
+        ByteBuffer small = ByteBuffer.allocateDirect(8).order(java.nio.ByteOrder.nativeOrder());
         assertSame(small, Forms.direct(small, 16)); // too short even in capacity: sharp4j names it
+        // Open MPI reduces raw memory whatever the order flag says: a native-order view of the same memory
+        ByteBuffer big = ByteBuffer.allocateDirect(16); // BIG_ENDIAN
+        ByteBuffer view = Forms.direct(big, 16);
+        assertEquals(java.nio.ByteOrder.nativeOrder(), view.order());
+        view.putLong(0, 42);
+        assertEquals(42, big.order(java.nio.ByteOrder.nativeOrder()).getLong(0));
     }
 
     @Test

@@ -41,6 +41,13 @@ public interface Transport extends AutoCloseable {
     int recv(int peer, long tag, ByteBuffer buf, int off, int len);
 
     /**
+     * Posts a receive of at most {@code len} bytes from whichever peer sends {@code tag} first (the
+     * host path's one abort receive, instead of one per peer); returns the request handle. A failed
+     * peer does not fail it.
+     */
+    int recvAny(long tag, ByteBuffer buf, int off, int len);
+
+    /**
      * Drives the transport once (UCX: one {@code ucp_worker_progress}) and reports on one request:
      * -1 while it is pending; once complete, the bytes transferred (for a receive, the sender's
      * length), and the handle is free again. A receive whose sender sent more than {@code len}

@@ -40,7 +40,8 @@ public final class UcxProvider implements InterNodeProvider {
 
     @Override
     public String unavailableReason(InterNodeContext ctx) {
-        return UcxTransport.loadError();
+        // Only node leaders talk UCX: the other ranks never load jucx (nor extract its library).
+        return ctx == null || ctx.nodeLeader() ? UcxTransport.loadError() : null;
     }
 
     /** Collective: the transport among the node leaders (every rank takes part in its two exchanges). */

@@ -136,6 +136,9 @@ public final class UcxTransport implements Transport {
     private final UcpContext context;
     private final UcpWorker worker;
     private final UcpEndpoint[] eps;
+    /** Every peer's worker address (from setup), for endpoints made on first use. */
+    private final byte[][] workerAddress;
+    private int endpoints;
 
     // the request pool: slot h is pending iff reqs[h] != null
     private final UcpRequest[] reqs;
@@ -168,6 +171,7 @@ public final class UcxTransport implements Transport {
         this.context = context;
         this.worker = worker;
         this.eps = new UcpEndpoint[peers];
+        this.workerAddress = new byte[peers][];
         this.reqs = new UcpRequest[pool];
         this.reqPeer = new int[pool];
         this.reqLen = new int[pool];
@@ -196,16 +200,50 @@ public final class UcxTransport implements Transport {
             try {
                 org.openucx.jucx.NativeLibs.load();
                 new UcpParams().requestTagFeature(); // initialises UcpConstants: the first call into libjucx
+                removeExtractedLibrary();
                 return null;
             } catch (NoClassDefFoundError e) {
                 return "the jucx jar (org.openucx:jucx 1.15.0) is not on the class path (" + e.getMessage() + ")";
             } catch (UnsatisfiedLinkError e) {
+                removeExtractedLibrary();
                 return "UCX's native libraries cannot be loaded: " + e.getMessage()
                         + ". Install UCX (Debian/Ubuntu: apt-get install libucx0; RHEL/Rocky: dnf install ucx) or load"
                         + " the cluster's UCX module so that libucp.so.0 is found (ld.so.conf or LD_LIBRARY_PATH)";
             } catch (Throwable e) {
                 return "jucx cannot be initialised: " + e;
             }
+        }
+    }
+
+    /**
+     * jucx extracts its native library from the jar into a {@code jucx*} directory under
+     * {@code java.io.tmpdir} that only a normal JVM exit removes (deleteOnExit), so every kill -9
+     * left one behind. Once loaded, the library stays mapped without its file: find the directory
+     * from this process's mappings ({@code /proc/self/maps}; jucx's own field for it is reset by
+     * its class initialiser) and remove it now.
+     */
+    private static void removeExtractedLibrary() {
+        try {
+            String tmp = Path.of(System.getProperty("java.io.tmpdir")).toRealPath().toString();
+            for (String line : Files.readAllLines(Path.of("/proc/self/maps"))) {
+                int i = line.indexOf('/');
+                if (i < 0 || !line.contains("libjucx")) {
+                    continue;
+                }
+                Path lib = Path.of(line.substring(i).replace(" (deleted)", "").trim());
+                Path dir = lib.getParent();
+                if (dir != null && dir.getFileName().toString().startsWith("jucx") && dir.getParent() != null
+                        && dir.getParent().toString().equals(tmp)) {
+                    try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+                        for (Path x : (Iterable<Path>) files::iterator) {
+                            Files.deleteIfExists(x);
+                        }
+                    }
+                    Files.deleteIfExists(dir);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("sharp4j: could not remove jucx's extracted library: {}", e.toString());
         }
     }
 
@@ -338,36 +376,37 @@ public final class UcxTransport implements Transport {
         return null;
     }
 
-    /** Endpoints to every peer and a handshake with each; null when all is well, else the reason. */
+    /**
+     * Setup with O(log n) peers: keeps every leader's worker address (the bootstrap gave them all),
+     * and exchanges one handshake with {@code me + 2^i} and {@code me - 2^i mod n} for every
+     * {@code 2^i < n} (2 ceil(log2 n) messages), which connects those endpoints now, checks the
+     * peer numbering and reachability, and costs O(log n) endpoints, requests and file
+     * descriptors per leader instead of n-1. Other endpoints are made when a pattern first uses
+     * the peer ({@link #endpoint}). Null when all is well, else the reason.
+     */
     private String connectPeers(byte[][] addresses, long timeoutNanos) {
         for (int p = 0; p < peers; p++) {
-            if (p == me) {
-                continue;
-            }
-            byte[] a = addresses[ranks[p]];
-            ByteBuffer addr = ByteBuffer.allocateDirect(a.length - 1);
-            addr.put(a, 1, a.length - 1).flip();
-            final int peer = p;
-            UcpEndpointParams ep = new UcpEndpointParams().setUcpAddress(addr).setPeerErrorHandlingMode()
-                    .setErrorHandler((e, status, text) -> peerFailed(peer, status, text))
-                    .setName("sharp4j-node" + me + "-to-node" + p);
-            try {
-                eps[p] = worker.newEndpoint(ep);
-            } catch (UcxException e) {
-                return "cannot create a UCX endpoint to node leader rank " + ranks[p] + " (node " + p + "): " + ucxText(e);
+            if (p != me) {
+                byte[] a = addresses[ranks[p]];
+                workerAddress[p] = java.util.Arrays.copyOfRange(a, 1, a.length);
             }
         }
-        // Handshake: every leader sends its peer index to every other and checks what it gets.
+        int rounds = 0;
+        for (int d = 1; d < peers; d <<= 1) {
+            rounds++;
+        }
         ByteBuffer out = ByteBuffer.allocateDirect(4).order(ByteOrder.nativeOrder());
         out.putInt(0, me);
-        ByteBuffer in = ByteBuffer.allocateDirect(4 * Math.max(1, peers)).order(ByteOrder.nativeOrder());
-        int[] handles = new int[2 * peers];
+        ByteBuffer in = ByteBuffer.allocateDirect(4 * Math.max(1, rounds)).order(ByteOrder.nativeOrder());
+        int[] handles = new int[2 * rounds];
+        int[] from = new int[rounds];
         int n = 0;
-        for (int p = 0; p < peers; p++) {
-            if (p != me) {
-                handles[n++] = recv(p, HANDSHAKE_TAG, in, 4 * p, 4);
-                handles[n++] = send(p, HANDSHAKE_TAG, out, 0, 4);
-            }
+        int k = 0;
+        for (int d = 1; d < peers; d <<= 1) {
+            from[k] = Math.floorMod(me - d, peers);
+            handles[n++] = recv(from[k], HANDSHAKE_TAG, in, 4 * k, 4);
+            handles[n++] = send((me + d) % peers, HANDSHAKE_TAG, out, 0, 4);
+            k++;
         }
         long deadline = System.nanoTime() + timeoutNanos;
         int pending = n;
@@ -402,13 +441,45 @@ public final class UcxTransport implements Transport {
                 park = Math.min(2 * park, 1_000_000);
             }
         }
-        for (int p = 0; p < peers; p++) {
-            if (p != me && in.getInt(4 * p) != p) {
-                return "UCX handshake from node " + p + " carried peer index " + in.getInt(4 * p);
+        for (int i = 0; i < rounds; i++) {
+            if (in.getInt(4 * i) != from[i]) {
+                return "UCX handshake from node " + from[i] + " carried peer index " + in.getInt(4 * i);
             }
         }
         return null;
     }
+
+    /**
+     * The endpoint to {@code p}, made on first use (peer error handling, the handler that records a
+     * failed peer). A receive from p makes it too: a peer's failure is seen through its endpoint.
+     */
+    private UcpEndpoint endpoint(int p) {
+        UcpEndpoint ep = eps[p];
+        if (ep != null) {
+            return ep;
+        }
+        ByteBuffer addr = ByteBuffer.allocateDirect(workerAddress[p].length);
+        addr.put(workerAddress[p]).flip();
+        final int peer = p;
+        UcpEndpointParams params = new UcpEndpointParams().setUcpAddress(addr).setPeerErrorHandlingMode()
+                .setErrorHandler((e, status, text) -> peerFailed(peer, status, text))
+                .setName("sharp4j-node" + me + "-to-node" + p);
+        try {
+            ep = worker.newEndpoint(params);
+        } catch (UcxException e) {
+            throw new Sharp4jException("rank " + ranks[me] + ": cannot create a UCX endpoint to node leader rank " + ranks[p]
+                    + " (node " + p + "): " + ucxText(e));
+        }
+        eps[p] = ep;
+        endpoints++;
+        return ep;
+    }
+
+    /** Endpoints made so far (O(log n) for the k-nomial patterns; reports, tests). */
+    public int endpoints() {
+        return endpoints;
+    }
+
 
     /** The endpoint error handler: record the first failure of {@code peer}. Never throws (it runs inside UCX). */
     private void peerFailed(int peer, int status, String text) {
@@ -448,7 +519,7 @@ public final class UcxTransport implements Transport {
         int h = take();
         UcpRequest r;
         try {
-            r = eps[peer].sendTaggedNonBlocking(address(buf) + off, len, (long) me << PEER_SHIFT | tag, null);
+            r = endpoint(peer).sendTaggedNonBlocking(address(buf) + off, len, (long) me << PEER_SHIFT | tag, null);
         } catch (UcxException e) {
             free[freeTop++] = h;
             throw failure(peer, false, e.getStatus(), ucxText(e));
@@ -466,6 +537,7 @@ public final class UcxTransport implements Transport {
         if (failStatus[peer] != 0) {
             throw peerFailure(peer);
         }
+        endpoint(peer); // its failure is seen through its endpoint
         int h = take();
         long ucxTag = (long) peer << PEER_SHIFT | tag;
         UcpRequest r;
@@ -487,6 +559,33 @@ public final class UcxTransport implements Transport {
     }
 
     @Override
+    public int recvAny(long tag, ByteBuffer buf, int off, int len) {
+        Objects.checkFromIndexSize(off, len, buf.capacity());
+        if (tag < 0 || tag >= TAG_LIMIT) {
+            throw new IllegalArgumentException("UCX transport: tag " + tag + " outside 0..2^48-1");
+        }
+        if (closed) {
+            throw new IllegalStateException("UCX transport is closed");
+        }
+        int h = take();
+        long mask = TAG_LIMIT - 1; // the source bits are left out: any peer
+        UcpRequest r;
+        UcpTagMessage waiting;
+        try {
+            waiting = worker.tagProbeNonBlocking(tag, mask, false);
+            r = worker.recvTaggedNonBlocking(address(buf) + off, len, tag, mask, null);
+        } catch (UcxException e) {
+            free[freeTop++] = h;
+            throw new Sharp4jException("rank " + ranks[me] + ": UCX receive from any node leader failed: " + ucxText(e));
+        }
+        reqs[h] = r;
+        reqPeer[h] = -1;
+        reqLen[h] = r.isCompleted() && waiting != null ? (int) waiting.getRecvLength() : -1;
+        reqRecv[h] = true;
+        return h;
+    }
+
+    @Override
     public int test(int request) {
         progress();
         UcpRequest r = reqs[request];
@@ -495,7 +594,7 @@ public final class UcxTransport implements Transport {
         }
         int peer = reqPeer[request];
         if (!r.isCompleted()) {
-            if (failStatus[peer] != 0) {
+            if (peer >= 0 && failStatus[peer] != 0) {
                 throw peerFailure(peer);
             }
             return -1;
@@ -558,7 +657,7 @@ public final class UcxTransport implements Transport {
                     if (r.isCompleted()) {
                         reqs[h] = null;
                         free[freeTop++] = h;
-                    } else if (System.nanoTime() - deadline > 0 || failStatus[reqPeer[h]] != 0) {
+                    } else if (System.nanoTime() - deadline > 0 || reqPeer[h] >= 0 && failStatus[reqPeer[h]] != 0) {
                         orphans[orphanCount++ % orphans.length] = r;
                         reqs[h] = null;
                         free[freeTop++] = h;
@@ -697,6 +796,10 @@ public final class UcxTransport implements Transport {
     }
 
     private Sharp4jException failure(int peer, boolean isRecv, int status, String text) {
+        if (peer < 0) {
+            return new Sharp4jException("rank " + ranks[me] + ": UCX receive from any node leader failed: "
+                    + (text != null ? text : statusName(status)));
+        }
         if (failStatus[peer] != 0) {
             return peerFailure(peer);
         }

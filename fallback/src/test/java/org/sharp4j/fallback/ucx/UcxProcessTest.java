@@ -59,6 +59,7 @@ class UcxProcessTest {
     @Test
     void aNodeLeaderKilledWithSigkillIsNamedByEverySurvivorAndNothingLeaks() throws Exception {
         // 3 simulated nodes x 2 processes: ranks 0-1, 2-3, 4-5; rank 2 leads node 1.
+        java.util.Set<String> tmpBefore = jucxDirs();
         Job job = Job.launcher(UCX, Map.of(), "-np", "6", "--nodes", "3", "--grace", "30", "org.sharp4j.it.StressMain", "-1", "7");
         job.awaitLines(" ready", 6, 180);
         Thread.sleep(500); // mid-run
@@ -75,6 +76,16 @@ class UcxProcessTest {
         }
         assertTrue(secs < 60, "survivors took " + secs + " s (sharp4j.timeout=60)");
         assertEquals(List.of(), Job.shmFiles(job.jobPrefix()));
+        java.util.Set<String> left = jucxDirs();
+        left.removeAll(tmpBefore);
+        assertEquals(java.util.Set.of(), left, "jucx's extracted library left in /tmp (the killed leader's included)");
+    }
+
+    static java.util.Set<String> jucxDirs() throws java.io.IOException {
+        try (java.util.stream.Stream<java.nio.file.Path> s = java.nio.file.Files.list(java.nio.file.Path.of("/tmp"))) {
+            return s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("jucx"))
+                    .collect(java.util.stream.Collectors.toCollection(java.util.HashSet::new));
+        }
     }
 
     /** A line of rank r's error that blames rank 2 (dead process, peer's abort, or UCX's disconnect). */
