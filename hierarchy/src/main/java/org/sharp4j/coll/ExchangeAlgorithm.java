@@ -17,8 +17,10 @@ import org.sharp4j.tuning.Collective;
  * {@code log_k q} levels. Here member m writes its line ({@code ARRIVED}, call signature, up to 40
  * bytes inline; longer data in its slot) and reads the q-1 others: one transfer on the critical
  * path, the q-1 reads overlapping as independent misses, {@code a + (q-1) b m} in all. Every
- * member folds {@code ((x0 op x1) op x2) ... op x(q-1)}, left to right by member, into a private
- * accumulator (not a line anyone polls), so all get the same bits without a release. Barrier is
+ * member folds the contributions itself, in the bracket of the k-nomial tree of the radix the
+ * table gives the call (the tree algorithm's: for k = 2 and 4 members {@code (x0 op x1) op (x2 op
+ * x3)}, which is also Open MPI's recursive doubling), into private buffers (not a line anyone
+ * polls), so all get the same bits without a release, and the same bits as the tree algorithm. Barrier is
  * the same exchange without data; Reduce is the exchange of an Allreduce whose result only the
  * root keeps (it costs the same single transfer). The call signatures are compared on every
  * member against member 0's: the verdict (the first member in member order whose signature
@@ -30,7 +32,7 @@ import org.sharp4j.tuning.Collective;
  * <ul>
  *   <li>one socket, one node: the exchange is the whole collective;</li>
  *   <li>several sockets: the socket leaders (who hold their socket's result after phase 1)
- *       exchange once more in the node segment (phase 2, left to right over sockets);</li>
+ *       exchange once more in the node segment (phase 2, the same bracket over sockets);</li>
  *   <li>several nodes: the node leader runs phase 3 on the node's result;</li>
  *   <li>then each level's member 0 publishes RELEASED with the verdict, the result in the second
  *       line of its control block (never the first, which holds its own input that slower members
@@ -46,11 +48,21 @@ final class ExchangeAlgorithm {
     /** Private accumulator: this rank's fold, written by this rank only (never polled by others). */
     private final Payload.Views accViews;
     private final ByteBuffer acc;
+    /** Partial folds of subtrees, one per depth below the root's (allocated once; 1..log2 members). */
+    private final Payload.Views[] levels;
 
-    ExchangeAlgorithm(Engine e, int maxBytes) {
+    ExchangeAlgorithm(Engine e, int maxBytes, int maxMembers) {
         this.e = e;
         this.accViews = new Payload.Views(Math.max(64, maxBytes));
         this.acc = accViews.buf;
+        int depth = 1;
+        for (int m = 1; m < maxMembers; m <<= 1) {
+            depth++;
+        }
+        this.levels = new Payload.Views[depth + 1];
+        for (int d = 1; d < levels.length; d++) {
+            levels[d] = new Payload.Views(Math.max(64, maxBytes));
+        }
     }
 
     void run(Collective kind, DataType t, Op op, int root, int count, long desc) {
@@ -68,7 +80,8 @@ final class ExchangeAlgorithm {
             e.src.copyIn(sock, sock.dataOff(set, sock.me, bytes), t, 0, count);
         }
         sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
-        fold(sock, set, s, desc, count, t, op, bytes);
+        final int radix = e.table.treeRadix(kind, bytes); // the tree's bracket (class comment)
+        fold(sock, set, s, desc, count, t, op, bytes, radix);
         final boolean severalLevels = e.socketCount > 1 || e.inter != null || e.topo.nodeCount() > 1;
         if (!severalLevels) {
             if (!st.ok()) {
@@ -88,7 +101,7 @@ final class ExchangeAlgorithm {
                     ShmLevel.copy(node.buf, node.dataOff(set, node.me, bytes), acc, 0, bytes);
                 }
                 node.publish(set, ShmLevel.ARRIVED, s, desc, st);
-                fold(node, set, s, desc, count, t, op, bytes);
+                fold(node, set, s, desc, count, t, op, bytes, radix);
                 if (e.nodeLeader) {
                     phase3(kind, t, op, root, count, desc, bytes);
                     release(node, set, s, desc, bytes);
@@ -114,7 +127,7 @@ final class ExchangeAlgorithm {
      * Waits for every member's ARRIVED in member order, checks each signature against member 0's,
      * merges the statuses they carry, and folds their data into {@link #acc} left to right.
      */
-    private void fold(ShmLevel lvl, int set, long s, long desc, int count, DataType t, Op op, int bytes) {
+    private void fold(ShmLevel lvl, int set, long s, long desc, int count, DataType t, Op op, int bytes, int radix) {
         final CallStatus st = e.st;
         final Waiter w = e.waiter;
         final long arrived = ShmLevel.enc(s, ShmLevel.ARRIVED);
@@ -130,12 +143,32 @@ final class ExchangeAlgorithm {
             } else if (Desc.differs(d, d0)) {
                 st.mismatch(lvl.ranks[0], d0, lvl.ranks[m], d);
             }
-            if (bytes > 0 && st.ok()) {
-                int from = lvl.dataOff(set, m, bytes);
-                if (m == 0) {
-                    ShmLevel.copy(acc, 0, lvl.buf, from, bytes);
+        }
+        if (bytes > 0 && st.ok()) {
+            subtree(lvl, set, 0, q, Math.max(2, radix), 0, count, t, op, bytes);
+        }
+    }
+
+    /**
+     * {@code level[depth]} = the fold of member {@code i}'s k-nomial subtree (members
+     * {@code i + j k^l} below {@code limit}, in increasing distance, {@code acc = acc op child}):
+     * the tree algorithm's bracket, so both give the same bits. Depth is at most log2 of the
+     * members, each with its own buffer (allocated once).
+     */
+    private void subtree(ShmLevel lvl, int set, int i, int limit, int k, int depth, int count, DataType t, Op op, int bytes) {
+        ByteBuffer mine = depth == 0 ? acc : levels[depth].buf;
+        ShmLevel.copy(mine, 0, lvl.buf, lvl.dataOff(set, i, bytes), bytes);
+        for (int pow = 1; pow < limit && pow < lvl.members; pow *= k) {
+            for (int j = 1; j < k; j++) {
+                int c = i + j * pow;
+                if (c >= lvl.members) {
+                    break;
+                }
+                if (pow == 1) {
+                    Reductions.combine(t, op, mine, 0, lvl.buf, lvl.dataOff(set, c, bytes), count); // a leaf
                 } else {
-                    Reductions.combine(t, op, acc, 0, lvl.buf, from, count);
+                    subtree(lvl, set, c, pow, k, depth + 1, count, t, op, bytes);
+                    Reductions.combine(t, op, mine, 0, levels[depth + 1].buf, 0, count);
                 }
             }
         }

@@ -8,8 +8,12 @@ import java.util.Locale;
  * {@link #KNOMIAL} and {@link #SRA} phase 3 between node leaders.
  */
 public enum Algorithm {
-    /** One-transfer exchange inside the node (every member reads every contribution); no parameters. */
-    EXCHANGE(true, false, false),
+    /**
+     * One-transfer exchange inside the node (every member reads every contribution); parameter
+     * {@code radix}: the bracket of the k-nomial tree each member folds in, so that the exchange
+     * and the tree of the same radix give the same bits.
+     */
+    EXCHANGE(true, true, false),
     /** k-nomial tree inside the node; parameter {@code radix}. */
     TREE(true, true, false),
     /** Tiled reduce-scatter + read-out inside the node; parameter {@code chunk}. */

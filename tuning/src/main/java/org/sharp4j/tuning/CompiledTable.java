@@ -209,8 +209,7 @@ public final class CompiledTable {
             String name = c.name().toLowerCase(Locale.ROOT);
             for (int i = 0; i < intraStart[k].length; i++) {
                 long hi = i + 1 < intraStart[k].length ? intraStart[k][i + 1] : Long.MAX_VALUE;
-                String p = intraAlg[k][i] == Algorithm.TREE ? " radix=" + intraRadix[k][i]
-                        : intraAlg[k][i] == Algorithm.EXCHANGE ? ""
+                String p = intraAlg[k][i] == Algorithm.TREE || intraAlg[k][i] == Algorithm.EXCHANGE ? " radix=" + intraRadix[k][i]
                         : " chunk=" + (intraChunk[k][i] == 0 ? "slot" : Sizes.format(intraChunk[k][i]));
                 out.add(String.format("%-9s intra %-13s %-19s <- %s", name, Sizes.format(intraStart[k][i]) + "-" + Sizes.format(hi),
                         intraAlg[k][i].key() + p, intraOrigin[k][i]));

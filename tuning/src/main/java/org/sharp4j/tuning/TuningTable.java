@@ -294,7 +294,8 @@ public final class TuningTable {
 
     private static int defaultRadix(Algorithm a) {
         switch (a) {
-            case TREE: return CompiledTable.DEFAULT_TREE_RADIX;
+            case TREE:
+            case EXCHANGE: return CompiledTable.DEFAULT_TREE_RADIX;
             case KNOMIAL: return CompiledTable.DEFAULT_KNOMIAL_RADIX;
             case SRA: return CompiledTable.DEFAULT_SRA_RADIX;
             default: return 0;
