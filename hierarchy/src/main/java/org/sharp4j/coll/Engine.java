@@ -190,7 +190,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         boolean oversubscribed = onHost > org.sharp4j.topology.CpuTopology.onlineCpus();
         this.waiter = new Waiter(WaitPolicy.parse(cfg.waitSpec(), WaitPolicy.defaults(oversubscribed, cfg.timeoutNanos())), this);
         this.chunkBytes = cfg.slotBytes();
-        this.exchange = new ExchangeAlgorithm(this, chunkBytes);
+        this.exchange = new ExchangeAlgorithm(this, chunkBytes, Math.max(topo.maxRanksPerNode(), 2));
 
         // Segment files: one per socket (created and first-touched by its leader), one per node.
         // (A path is named here; nothing exists until the leaders create them below.)
@@ -293,6 +293,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             throw e;
         }
         java.util.Arrays.fill(callsBy, 0);
+        LIVE.add(this);
         if (rank == 0) {
             LOG.info("sharp4j: {}; intra-node {}; inter-node {}; slot {} B, shared buffer {} B; wait {}", topo, tuning,
                     interName, slot, shared, waiter.policy());
@@ -802,8 +803,30 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         }
     }
 
+    /** Communicators of this JVM not closed yet, for the shutdown hook below. */
+    private static final java.util.Set<Engine> LIVE = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    static {
+        // SIGTERM (scancel, mpirun's abort, the launcher's) or System.exit while a collective runs:
+        // give up on the job so that the peers fail now, naming this rank, instead of at their
+        // timeout. Nothing is closed or unmapped here (see the class comment).
+        try {
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                for (Engine e : LIVE) {
+                    if ((int) STATE.getVolatile(e) == BUSY) {
+                        e.abort("the JVM is shutting down (SIGTERM, or System.exit) during " + e.current.name().toLowerCase()
+                                + " #" + e.seq);
+                    }
+                }
+            }, "sharp4j-shutdown"));
+        } catch (IllegalStateException alreadyShuttingDown) {
+            // nothing to tell anyone
+        }
+    }
+
     /** Called once, by the thread that moved the state to CLOSED, when no call can be running. */
     private void release() {
+        LIVE.remove(this);
         if (shuttingDown()) {
             // The process is exiting: the kernel unmaps, and sockets and fabric resources go with it.
             // Touching them here could only crash or stall the exit (a thread may still poll a flag).

@@ -54,6 +54,9 @@ public final class LocalLauncher implements Callable<Integer> {
     @Option(names = "--sockets", description = "simulate S sockets per node (sets -Dsharp4j.topology.sockets)")
     int sockets;
 
+    /** Seconds the ranks get to exit after the launcher forwarded SIGTERM to them. */
+    static final int TERM_GRACE_SECONDS = 5;
+
     @Option(names = "--grace", defaultValue = "60", description = "seconds the other ranks get after one fails (default ${DEFAULT-VALUE})")
     int graceSeconds;
 
@@ -123,7 +126,19 @@ public final class LocalLauncher implements Callable<Integer> {
         base.addAll(args);
 
         List<Process> procs = new ArrayList<>();
+        // SIGTERM of the launcher (scancel, a terminal's kill): the ranks get SIGTERM too, so that
+        // their shutdown hooks run (they tell their peers and remove what they own), and a few
+        // seconds to exit before SIGKILL; then the job's files go whatever happened.
         Thread cleanup = new Thread(() -> {
+            procs.forEach(Process::destroy);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TERM_GRACE_SECONDS);
+            for (Process p : procs) {
+                try {
+                    p.waitFor(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
             procs.forEach(Process::destroyForcibly);
             removeJobFiles(jobId);
         }, "sharp4j-run-cleanup");
@@ -197,14 +212,23 @@ public final class LocalLauncher implements Callable<Integer> {
         return code > 128 ? "code " + code + " (signal " + (code - 128) + ")" : "code " + code;
     }
 
+    /** The job's segment files in --shm-dir and in a directory given as -Dsharp4j.shm.dir (ranks use that one). */
     private void removeJobFiles(String jobId) {
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(shmDir, "sharp4j-" + jobId + "-*")) {
-            for (Path p : ds) {
-                Files.deleteIfExists(p);
-                System.err.println("sharp4j-run: removed leftover " + p);
+        java.util.Set<Path> dirs = new java.util.LinkedHashSet<>();
+        dirs.add(shmDir);
+        String prop = System.getProperty("sharp4j.shm.dir");
+        if (prop != null && !prop.isBlank()) {
+            dirs.add(Path.of(prop.trim()));
+        }
+        for (Path dir : dirs) {
+            try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "sharp4j-" + jobId + "-*")) {
+                for (Path p : ds) {
+                    Files.deleteIfExists(p);
+                    System.err.println("sharp4j-run: removed leftover " + p);
+                }
+            } catch (IOException ignored) {
+                // nothing to clean
             }
-        } catch (IOException ignored) {
-            // nothing to clean
         }
     }
 }

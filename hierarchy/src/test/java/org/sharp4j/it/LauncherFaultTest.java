@@ -61,4 +61,32 @@ class LauncherFaultTest {
             }
         }
     }
+
+    /**
+     * SIGTERM of the launcher (what scancel or a terminal's kill sends): it forwards SIGTERM to the
+     * ranks, which give up on the job from their shutdown hook (so the peers learn it at once) and
+     * exit; after a grace period it would SIGKILL them. Nothing may be left behind.
+     */
+    @org.junit.jupiter.api.Test
+    void sigtermOfTheLauncherEndsEveryRankAndLeavesNothing() throws Exception {
+        try (FaultRig job = new FaultRig(FaultRig.launcher(List.of("-Dsharp4j.timeout=60"), "-np", "4", "--nodes", "2",
+                StressMain.class.getName(), "-1", "13"), List.of())) {
+            long[] pids = job.awaitReady(4, 120);
+            Thread.sleep(300);
+            job.signal(job.process.pid(), "TERM");
+            int exit = job.waitFor(60);
+            double secs = job.secondsSinceFault();
+            List<Long> all = new ArrayList<>();
+            for (long p : pids) {
+                all.add(p);
+            }
+            List<String> left = job.leftovers(List.of("sharp4j", "jucx"), all);
+            long told = job.lines.stream().filter(l -> l.contains("the JVM is shutting down")).count();
+            FaultRig.row("launcher 2 nodes, 4 ranks", "SIGTERM of the launcher", "every rank terminated; " + told
+                    + " error line(s) name the shutdown", secs, "launcher " + exit, left);
+            assertNotEquals(0, exit, job.output());
+            assertEquals(List.of(), left, job.output());
+            assertTrue(secs < 15, "took " + secs + " s");
+        }
+    }
 }
