@@ -140,6 +140,11 @@ public final class HostStep implements RecoverableStep {
         return name;
     }
 
+    /** The transport (diagnostics: its endpoints, its messages). */
+    public Transport transport() {
+        return tr;
+    }
+
     /** The job-wide radix of the spine (for diagnostics). */
     public int spineRadix() {
         return spineRadix;
