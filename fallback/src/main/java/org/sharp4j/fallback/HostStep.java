@@ -522,7 +522,11 @@ public final class HostStep implements RecoverableStep {
         try {
             tr.cancelAll();
         } finally {
-            tr.close();
+            if (broken != null || abortSent) {
+                tr.closeAfterFailure(); // the culprit may never answer: do not make the error wait for it
+            } else {
+                tr.close();
+            }
         }
     }
 }

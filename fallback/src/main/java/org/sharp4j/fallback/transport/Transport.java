@@ -75,6 +75,15 @@ public interface Transport extends AutoCloseable {
     @Override
     void close();
 
+    /**
+     * {@link #close()} after the job failed: a peer may be stopped or unreachable, so requests to
+     * it will never complete and waiting for them only delays the error's report; implementations
+     * may then wait less before leaving their resources to the process's exit.
+     */
+    default void closeAfterFailure() {
+        close();
+    }
+
     /** A message longer than the posted receive: the peers disagree on the call. */
     final class TruncatedException extends org.sharp4j.Sharp4jException {
         private static final long serialVersionUID = 1L;

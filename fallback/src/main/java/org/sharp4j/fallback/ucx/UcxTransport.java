@@ -129,6 +129,8 @@ public final class UcxTransport implements Transport {
     private final int statusOk = UcsConstants.STATUS.UCS_OK;
     private final int statusTruncated = UcsConstants.STATUS.UCS_ERR_MESSAGE_TRUNCATED;
     private static final long CLOSE_MILLIS = 5_000;
+    /** The bound of {@link #closeAfterFailure()}: enough for flushes to live peers over TCP. */
+    private static final long CLOSE_AFTER_FAILURE_MILLIS = 300;
 
     private final int me;
     private final int peers;
@@ -685,6 +687,20 @@ public final class UcxTransport implements Transport {
      */
     @Override
     public void close() {
+        close(CLOSE_MILLIS);
+    }
+
+    /**
+     * After a failure the peer that caused it may be stopped (SIGSTOP, a partition): its flushes and
+     * sends would keep the normal close waiting its full {@value #CLOSE_MILLIS} ms, which the rank's
+     * error then waits for too (a program's try-with-resources closes before the error is printed).
+     */
+    @Override
+    public void closeAfterFailure() {
+        close(CLOSE_AFTER_FAILURE_MILLIS);
+    }
+
+    private void close(long boundMillis) {
         if (closed) {
             return;
         }
@@ -711,7 +727,7 @@ public final class UcxTransport implements Transport {
                     }
                 }
             }
-            long deadline = System.nanoTime() + CLOSE_MILLIS * 1_000_000L;
+            long deadline = System.nanoTime() + boundMillis * 1_000_000L;
             while (true) {
                 try {
                     worker.progress();
@@ -746,7 +762,7 @@ public final class UcxTransport implements Transport {
                 }
             } else {
                 LOG.debug("sharp4j: UCX requests of node {} still pending {} ms after close (a stuck or unreachable peer): "
-                        + "the worker is left to the process's exit", me, CLOSE_MILLIS);
+                        + "the worker is left to the process's exit", me, boundMillis);
             }
         }
     }

@@ -162,4 +162,115 @@ class NetnsRigTest {
             assertEquals(List.of(), Job.shmFiles(prefix));
         }
     }
+
+    /** The launcher on the rig with FaultRig's bookkeeping (leftovers, rows of the fault table). */
+    static org.sharp4j.it.FaultRig faultJob(List<String> jvmOpts, int np, String... program) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of("bash", SCRIPT.toString(), "run", "3", "--", Job.java()));
+        cmd.addAll(jvmOpts);
+        cmd.addAll(List.of("-cp", Job.classPath(), "org.sharp4j.launch.LocalLauncher", "--bind", NET + ".254",
+                "--rank-prefix", SCRIPT + " exec {rank} {size}", "--grace", "20", "-np", String.valueOf(np)));
+        cmd.addAll(List.of(program));
+        return new org.sharp4j.it.FaultRig(cmd, List.of("RIG_ID=" + ID, "RIG_NET=" + NET));
+    }
+
+    static final int FAULT_TIMEOUT_S = 5;
+    static final List<String> UCX_TCP_SHORT = List.of("-Dsharp4j.ucx.tls=tcp", "-Dsharp4j.ucx.net.devices=eth0",
+            "-Dsharp4j.timeout=" + FAULT_TIMEOUT_S);
+
+    /**
+     * SIGSTOP of host 1's only rank (its node leader) mid-run: no process probe can see it from the
+     * other hosts and UCX reports nothing (the TCP connection stays up), so the others must give up
+     * at their timeout naming rank 1, close UCX without aborting the JVM, and the stopped rank must
+     * end too once continued.
+     */
+    @Test
+    void aHostsLeaderStoppedWithSigstopIsNamedByTheOtherHostsWithinTheTimeout() throws Exception {
+        try (org.sharp4j.it.FaultRig job = faultJob(UCX_TCP_SHORT, 3, "org.sharp4j.it.StressMain", "-1", "31")) {
+            long[] pids = job.awaitReady(3, 180);
+            Thread.sleep(500);
+            job.signal(pids[1], "STOP");
+            double seen = job.awaitOutput(org.sharp4j.it.FaultRig.everyoneBlames(3, 1, java.util.Set.of(1)), 60,
+                    "hosts 0 and 2 naming rank 1", pids);
+            Thread.sleep(1_000);
+            job.signal(pids[1], "CONT");
+            int exit = job.waitFor(90);
+            List<String> left = job.leftovers(List.of("sharp4j", "jucx"), java.util.Arrays.stream(pids).boxed().toList());
+            String[] errs = job.errors(3);
+            boolean crashed = crashed(job);
+            org.sharp4j.it.FaultRig.row("3 namespace hosts x 1 rank, UCX over TCP", "SIGSTOP leader of host 1 (rank 1)",
+                    org.sharp4j.it.FaultRig.summarize(errs, 1) + (crashed ? "; a JVM ABORTED" : ""), seen, "rig " + exit, left);
+            assertNotEquals(0, exit, job.output());
+            assertTrue(!crashed, job.output());
+            assertEquals(List.of(), left, job.output());
+            assertTrue(seen < 2 * FAULT_TIMEOUT_S + 10, "took " + seen + " s (timeout " + FAULT_TIMEOUT_S + " s)");
+            assertNotNull(errs[1], "the stopped rank did not report after SIGCONT:\n" + job.output());
+        }
+    }
+
+    /**
+     * A partition: host 1's link to the bridge goes down mid-run (its veth in the root namespace),
+     * then comes back after everyone reported. TCP sees nothing for minutes, so only the timeouts can
+     * end it: every rank must report within about the timeout, host 0 and 2 naming rank 1 and rank 1
+     * naming a leader it cannot reach; nobody hangs, crashes or leaves anything behind.
+     */
+    @Test
+    void aPartitionedHostEndsEveryRankWithinTheTimeout() throws Exception {
+        try (org.sharp4j.it.FaultRig job = faultJob(UCX_TCP_SHORT, 3, "org.sharp4j.it.StressMain", "-1", "37")) {
+            long[] pids = job.awaitReady(3, 180);
+            Thread.sleep(500);
+            link("down");
+            job.markInjected();
+            double seen;
+            try {
+                seen = job.awaitOutput(ls -> reported(ls, 3), 60, "every rank's error", pids);
+            } finally {
+                link("up");
+            }
+            int exit = job.waitFor(90);
+            List<String> left = job.leftovers(List.of("sharp4j", "jucx"), java.util.Arrays.stream(pids).boxed().toList());
+            String[] errs = job.errors(3);
+            boolean crashed = crashed(job);
+            String outcome = "rank 0: " + errs[0] + "; rank 1: " + errs[1] + "; rank 2: " + errs[2];
+            org.sharp4j.it.FaultRig.row("3 namespace hosts x 1 rank, UCX over TCP", "host 1's link down (a partition)",
+                    outcome.replace('|', '/') + (crashed ? "; a JVM ABORTED" : ""), seen, "rig " + exit, left);
+            assertNotEquals(0, exit, job.output());
+            assertTrue(!crashed, job.output());
+            assertEquals(List.of(), left, job.output());
+            assertTrue(seen < 3 * FAULT_TIMEOUT_S + 10, "took " + seen + " s (timeout " + FAULT_TIMEOUT_S + " s)");
+            assertTrue(org.sharp4j.it.FaultRig.blames(errs[0], 1) && org.sharp4j.it.FaultRig.blames(errs[2], 1),
+                    "hosts 0 and 2 must name rank 1:\n" + outcome);
+            assertTrue(org.sharp4j.it.FaultRig.blames(errs[1], 0) || org.sharp4j.it.FaultRig.blames(errs[1], 2),
+                    "rank 1 must name a leader it cannot reach:\n" + outcome);
+        }
+    }
+
+    static boolean reported(List<String> lines, int n) {
+        boolean[] seen = new boolean[n];
+        java.util.regex.Pattern p = java.util.regex.Pattern.compile("org\\.sharp4j\\.[A-Za-z.]+Exception: rank (\\d+): ");
+        for (String l : lines) {
+            java.util.regex.Matcher m = p.matcher(l);
+            if (m.find() && Integer.parseInt(m.group(1)) < n) {
+                seen[Integer.parseInt(m.group(1))] = true;
+            }
+        }
+        for (boolean b : seen) {
+            if (!b) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    static boolean crashed(org.sharp4j.it.FaultRig job) {
+        synchronized (job.lines) {
+            return job.lines.stream().anyMatch(l -> l.contains("Assertion") || l.contains("A fatal error has been detected"));
+        }
+    }
+
+    /** Host 1's veth on the bridge side, up or down. */
+    static void link(String state) throws Exception {
+        Process p = new ProcessBuilder("ip", "link", "set", ID + "v1", state).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, p.waitFor(), "ip link set " + ID + "v1 " + state + ": " + out);
+    }
 }

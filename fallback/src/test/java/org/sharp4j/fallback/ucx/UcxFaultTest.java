@@ -1,0 +1,70 @@
+package org.sharp4j.fallback.ucx;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.sharp4j.it.FaultRig;
+import org.sharp4j.it.StressMain;
+
+/**
+ * The fault table's UCX rows (issue 16): 2 simulated nodes x 2 processes with phase 3 on the UCX
+ * host path, random checked collectives, then kill -9 or SIGSTOP of the other node's leader or of
+ * a member. Every survivor must name the victim (SIGSTOP: within the 4 s timeout plus the
+ * dissemination), the stopped rank must report too once continued, and the leaders must then
+ * close UCX without dying: before, {@code ucp_worker_destroy} aborted the JVM (SIGABRT, {@code
+ * Assertion 'req->flags & UCP_REQUEST_FLAG_RELEASED' failed}) about 5 s after the error, because
+ * endpoints with a pending close were force-closed under outstanding requests. Nothing may be left:
+ * no file in /dev/shm or /tmp (jucx's extracted library included), no process, no hs_err file.
+ */
+class UcxFaultTest {
+    static final int TIMEOUT_S = 4;
+
+    @ParameterizedTest(name = "{0} of rank {1} ({2})")
+    @CsvSource({"KILL,2,leader of node 1", "STOP,2,leader of node 1", "STOP,3,member of node 1", "STOP,0,leader of node 0"})
+    void everySurvivorNamesTheVictimAndUcxClosesCleanly(String signal, int victim, String role) throws Exception {
+        int np = 4;
+        List<String> jvm = List.of("-Dsharp4j.internode=ucx", "-Dsharp4j.timeout=" + TIMEOUT_S);
+        try (FaultRig job = new FaultRig(FaultRig.launcher(jvm, "-np", "4", "--nodes", "2", "--grace", "20",
+                StressMain.class.getName(), "-1", "23"), List.of())) {
+            long[] pids = job.awaitReady(np, 180);
+            Thread.sleep(500); // inside the random collectives
+            job.signal(pids[victim], signal);
+            double seen = job.awaitOutput(FaultRig.everyoneBlames(np, victim, Set.of(victim)), signal.equals("KILL") ? 30 : 60,
+                    "every survivor naming rank " + victim, pids);
+            if (signal.equals("STOP")) {
+                Thread.sleep(2_000); // past the others' give-up: the victim wakes into a finished job
+                job.signal(pids[victim], "CONT");
+            }
+            int exit = job.waitFor(90);
+            List<Long> all = new ArrayList<>();
+            for (long p : pids) {
+                all.add(p);
+            }
+            List<String> left = job.leftovers(List.of("sharp4j", "jucx"), all);
+            String[] errs = job.errors(np);
+            boolean aborted;
+            synchronized (job.lines) {
+                aborted = job.lines.stream().anyMatch(l -> l.contains("Assertion") || l.contains("SIGABRT")
+                        || l.contains("A fatal error has been detected"));
+            }
+            FaultRig.row("launcher 2 nodes x 2, UCX phase 3", (signal.equals("KILL") ? "kill -9 " : "SIGSTOP ") + role
+                    + " (rank " + victim + ")", FaultRig.summarize(errs, victim) + (aborted ? "; a JVM ABORTED" : ""), seen,
+                    "launcher " + exit, left);
+            assertNotEquals(0, exit, job.output());
+            assertTrue(!aborted, "a JVM crashed while closing UCX:\n" + job.output());
+            assertEquals(List.of(), left, job.output());
+            if (signal.equals("KILL")) {
+                assertTrue(seen < 15, "survivors took " + seen + " s to name a dead rank (timeout " + TIMEOUT_S + " s)");
+            } else {
+                assertTrue(seen < 3 * TIMEOUT_S + 10, "survivors took " + seen + " s to name a stopped rank (timeout " + TIMEOUT_S + " s)");
+                assertTrue(errs[victim] != null, "the stopped rank did not report after SIGCONT:\n" + job.output());
+            }
+        }
+    }
+}
