@@ -25,7 +25,11 @@ import org.sharp4j.it.FaultRig;
  *       segments under the main thread, which crashed 2-4 of 4 JVMs with SIGSEGV;</li>
  *   <li>kill -9 of the rank that created the segments while their names exist (the setup window,
  *       held open by {@code -Dsharp4j.debug.setupPause}): the survivors, terminated by mpirun,
- *       must remove them.</li>
+ *       must remove them;</li>
+ *   <li>kill -9 and SIGSTOP of the node leader (rank 0) and of a member (rank 3) while 4 ranks run
+ *       routed Allreduces with the agent: mpirun ends a job whose rank died, so there the row
+ *       records who reported before mpirun's SIGTERM; a stopped rank is invisible to mpirun, so the
+ *       survivors must name it within the timeout (5 s here), and their exit ends the job.</li>
  * </ul>
  * Each must end with no crash (no SIGSEGV, no hs_err file), no file in /dev/shm or /tmp, no process.
  */
@@ -126,6 +130,47 @@ class MpiFaultIT {
     static boolean hasSegment() throws Exception {
         try (Stream<Path> s = Files.list(Path.of("/dev/shm"))) {
             return s.anyMatch(p -> p.getFileName().toString().startsWith("sharp4j-"));
+        }
+    }
+
+    @ParameterizedTest(name = "{0} of rank {1} ({2})")
+    @CsvSource({"KILL,0,node leader", "KILL,3,member", "STOP,0,node leader", "STOP,3,member"})
+    void aRankKilledOrStoppedUnderMpirunEndsTheJobNamingIt(String signal, int victim, String role) throws Exception {
+        List<String> jvm = List.of("-javaagent:" + agentJar, "-Dsharp4j.enable=true", "-Dsharp4j.timeout=5");
+        try (FaultRig job = new FaultRig(command(4, jvm, programCp(), "mpiapps.SpinForever"), List.of())) {
+            long[] pids = job.awaitReady(4, 180);
+            Thread.sleep(500);
+            job.signal(pids[victim], signal);
+            double seen;
+            if (signal.equals("STOP")) {
+                // mpirun cannot see a stopped rank: sharp4j must name it, and the first survivor's exit ends the job
+                seen = job.awaitOutput(ls -> ls.stream().anyMatch(l -> FaultRig.blames(l, victim)), 60,
+                        "a survivor naming rank " + victim, pids);
+            } else {
+                seen = job.awaitOutput(ls -> ls.stream().anyMatch(l -> FaultRig.blames(l, victim) || l.contains("exited on signal 9")),
+                        60, "a survivor naming rank " + victim + " or mpirun noticing its death", pids);
+            }
+            int exit = job.waitFor(60);
+            List<Long> all = new ArrayList<>();
+            for (long p : pids) {
+                all.add(p);
+            }
+            List<String> left = job.leftovers(List.of("sharp4j", "jucx"), all);
+            String out = job.output();
+            boolean crashed = out.contains("SIGSEGV") || out.contains("A fatal error has been detected");
+            String[] errs = job.errors(4);
+            String named = FaultRig.summarize(errs, victim)
+                    .replace("rank " + victim + ": no error", "rank " + victim + (signal.equals("KILL") ? ": killed" : ": stopped, then ended by mpirun"))
+                    .replace("no error", "ended by mpirun");
+            FaultRig.row("mpirun -np 4, agent", (signal.equals("KILL") ? "kill -9 " : "SIGSTOP ") + role + " (rank " + victim + ")",
+                    (crashed ? "JVM crash; " : "") + named, seen, "mpirun " + exit, left);
+            assertFalse(crashed, out);
+            assertEquals(List.of(), left, out);
+            assertNotEquals(0, exit, out);
+            for (String e : errs) {
+                assertTrue(e == null || FaultRig.blames(e, victim), "an error that does not name rank " + victim + ": " + e + "\n" + out);
+            }
+            assertTrue(seen < (signal.equals("STOP") ? 20 : 10), "took " + seen + " s");
         }
     }
 }
