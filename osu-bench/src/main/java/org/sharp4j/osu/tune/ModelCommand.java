@@ -262,7 +262,7 @@ public final class ModelCommand implements Callable<Integer> {
             s.setMarker(SeriesMarkers.NONE);
             s.setLineColor(host[i % host.length]);
             if (sharpOk) {
-                XYSeries t = ch.addSeries("model SHARP " + Sizes.format(m) + " B", x, ys);
+                XYSeries t = ch.addSeries("model sharp4j + SHARP " + Sizes.format(m) + " B (sw " + model.params().sharpSw + " us/call)", x, ys);
                 t.setMarker(SeriesMarkers.NONE);
                 t.setLineColor(sharp[i % sharp.length]);
             }

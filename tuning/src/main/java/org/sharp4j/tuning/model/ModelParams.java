@@ -48,6 +48,11 @@ import java.util.Properties;
  *       levels = ceil(log_radix n). (A fat tree uses half of them downwards; set 20 for that.)</li>
  *   <li>{@code sharp.G} = 0.0004 us/B: paper 004 saw the 2 KiB latency about 1.2x the 4-byte
  *       one (Sec. V-D3), i.e. about 0.8 us more for 2 KiB.</li>
+ *   <li>{@code sharp.sw} = 0.31 us: sharp4j's own software cost per SHARP call on top of the
+ *       library's (JNA calls to post nonblocking, test and complete; dispatch; the copy out of the
+ *       registered result buffer), measured by {@code SharpCallBench} against a C loop calling the
+ *       same emulator (8 B: 413.6 ns per call through {@code SharpStep}, 107.7 ns in C,
+ *       2026-11-24). No host message travels on success, so nothing else is added.</li>
  *   <li>{@code sharp.max.bytes} = 2048: the largest message paper 004 measured and the built-in
  *       table's SHARP limit; above it SHARP is not a candidate.</li>
  * </ul>
@@ -67,6 +72,7 @@ public final class ModelParams {
     public double sharpBase = 2.0;
     public double sharpLevel = 1.0;
     public double sharpG = 0.0004;
+    public double sharpSw = 0.31;
     public int sharpRadix = 40;
     public long sharpMaxBytes = 2048;
     public int knomialRadix = 4;
@@ -90,7 +96,7 @@ public final class ModelParams {
     /** The property keys, in the order they are printed. */
     public static List<String> keys() {
         return List.of("host.L", "host.o", "host.g", "host.G", "host.gamma", "intra.a", "intra.b", "intra.B",
-                "sharp.base", "sharp.level", "sharp.G", "sharp.radix", "sharp.max.bytes", "knomial.radix", "sra.radix",
+                "sharp.base", "sharp.level", "sharp.G", "sharp.sw", "sharp.radix", "sharp.max.bytes", "knomial.radix", "sra.radix",
                 "barrier.radix", "tree.radix");
     }
 
@@ -144,6 +150,7 @@ public final class ModelParams {
             case "sharp.base": sharpBase = v; break;
             case "sharp.level": sharpLevel = v; break;
             case "sharp.G": sharpG = v; break;
+            case "sharp.sw": sharpSw = v; break;
             case "sharp.radix": sharpRadix = (int) v; break;
             case "sharp.max.bytes": sharpMaxBytes = (long) v; break;
             case "knomial.radix": knomialRadix = (int) v; break;
@@ -168,6 +175,7 @@ public final class ModelParams {
             case "sharp.base": return sharpBase;
             case "sharp.level": return sharpLevel;
             case "sharp.G": return sharpG;
+            case "sharp.sw": return sharpSw;
             case "sharp.radix": return sharpRadix;
             case "sharp.max.bytes": return sharpMaxBytes;
             case "knomial.radix": return knomialRadix;

@@ -106,7 +106,10 @@ public final class PerfModel {
         return ceilLog(p.sharpRadix, n);
     }
 
-    /** SHARP allreduce/reduce/barrier (m = 0) between n node leaders; +inf above the payload limit. */
+    /**
+     * sharp4j's SHARP allreduce/reduce/barrier (m = 0) between n node leaders: the switch tree plus
+     * sharp4j's measured software cost per call; +inf above the payload limit.
+     */
     public double sharp(long n, long m) {
         if (n <= 1) {
             return 0;
@@ -114,7 +117,7 @@ public final class PerfModel {
         if (m > p.sharpMaxBytes) {
             return Double.POSITIVE_INFINITY;
         }
-        return p.sharpBase + sharpLevels(n) * p.sharpLevel + m * p.sharpG;
+        return p.sharpBase + p.sharpSw + sharpLevels(n) * p.sharpLevel + m * p.sharpG;
     }
 
     /** The inter-node phase with {@code alg} ({@code radix} ignored for SHARP). */
