@@ -377,6 +377,98 @@ public final class HostStep implements RecoverableStep {
         return k;
     }
 
+    // ---------------------------------------------------------------- liveness queries
+
+    /*
+     * Who may touch what: only the node leader's thread (the transport's one thread), from the
+     * engine's failure probe inside a wait. A leader that times out waiting for leader X asks X
+     * (KIND_QUERY, 0 bytes, tag seq = the asker's peer index) and gives it a grace to answer
+     * (KIND_QUERY_REPLY, tag seq = X's index). X answers from its own waits' probes, so an answer
+     * means X is alive and waiting for someone else: the asker keeps waiting, and the leader at the
+     * end of the chain, whose peer does not answer, names the culprit; its abort reaches everyone.
+     * One query outstanding per leader; at most REPLIES answers in flight. Failure path only.
+     */
+    private static final long KIND_MASK = 0xFL << 44;
+    private static final int REPLIES = 8;
+    private final ByteBuffer queryBuf = ByteBuffer.allocateDirect(8);
+    private int queriedNode = -1;
+    private long queryAt;
+    private int queryRecv = -1;
+    private int querySend = -1;
+    private boolean queryAnswered;
+    private final int[] replySends = new int[REPLIES];
+    private int replies;
+
+    @Override
+    public int askAlive(int node, long waitStartNanos, long graceNanos) {
+        if (closed || broken != null || n == 1 || node == me || node < 0 || node >= n) {
+            return PEER_SILENT;
+        }
+        long now = System.nanoTime();
+        try {
+            if (querySend >= 0 && tr.test(querySend) >= 0) {
+                querySend = -1;
+            }
+            if (queryRecv >= 0 && tr.test(queryRecv) >= 0) {
+                queryRecv = -1;
+                queryAnswered = true;
+            }
+            if (node != queriedNode || queryAt - waitStartNanos < 0) { // another peer, or a new wait: ask (again)
+                queriedNode = node;
+                queryAt = now;
+                queryAnswered = false;
+                if (queryRecv < 0) { // else the earlier question's answer, still to come, is as good
+                    queryRecv = tr.recv(node, Exchange.tag(Exchange.KIND_QUERY_REPLY, node, 0, 0), queryBuf, 0, 0);
+                }
+                if (querySend < 0) {
+                    querySend = tr.send(node, Exchange.tag(Exchange.KIND_QUERY, me, 0, 0), queryBuf, 0, 0);
+                }
+                return PEER_PENDING;
+            }
+            if (queryAnswered) {
+                return PEER_ANSWERED;
+            }
+            return now - queryAt - graceNanos > 0 ? PEER_SILENT : PEER_PENDING;
+        } catch (RuntimeException e) {
+            return PEER_SILENT; // the transport says the peer failed: it is the culprit
+        }
+    }
+
+    @Override
+    public void answerQueries() {
+        if (closed || broken != null || n == 1) {
+            return;
+        }
+        try {
+            for (int i = 0; i < replies; ) { // release the answers that left
+                if (tr.test(replySends[i]) >= 0) {
+                    replySends[i] = replySends[--replies];
+                } else {
+                    i++;
+                }
+            }
+            while (replies < REPLIES) {
+                long t = tr.probe(Exchange.tag(Exchange.KIND_QUERY, 0, 0, 0), KIND_MASK);
+                if (t < 0) {
+                    return;
+                }
+                int asker = (int) ((t >>> 20) & 0xFFFFFF);
+                if (asker < 0 || asker >= n) {
+                    return;
+                }
+                int r = tr.recv(asker, t, queryBuf, 0, 0);
+                for (int spin = 0; tr.test(r) < 0; spin++) { // it has arrived: matched at once
+                    if (spin > 1000) {
+                        return; // leave it pending; cancelled at close
+                    }
+                }
+                replySends[replies++] = tr.send(asker, Exchange.tag(Exchange.KIND_QUERY_REPLY, me, 0, 0), queryBuf, 0, 0);
+            }
+        } catch (RuntimeException e) {
+            // the asker failed meanwhile: nobody to answer
+        }
+    }
+
     /** Messages this leader has sent on the host path (tests: a successful offloaded call sends none). */
     @Override
     public long messagesSent() {

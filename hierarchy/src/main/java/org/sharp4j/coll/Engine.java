@@ -671,6 +671,9 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             throw new PeerFailureException("rank " + rank + ": rank " + awaitedRank + " died (process "
                     + pids[awaitedRank] + " gone) during " + what, new int[] {awaitedRank});
         }
+        if (inter != null) {
+            inter.answerQueries(); // other leaders that time out waiting for this one ask whether it is alive
+        }
         // Tell the node what this rank waits for, and that it is alive and waiting (see culprit()).
         int line = node.progress(localIndex);
         Flags.volatileSet(node.buf, line + P_WAITS_FOR, awaitedRank);
@@ -692,6 +695,13 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             int stuck = culprit(awaitedRank, timeoutNanos);
             if (stuck == REMOTE && waitedNanos < 2 * timeoutNanos) {
                 return; // the chain of waits leaves the node: our leader, waiting across nodes, will name the culprit
+            }
+            if (stuck >= 0 && inter != null && topo.nodeOf(stuck) != nodeIndex && waitedNanos < 2 * timeoutNanos) {
+                // A leader on another node: alive and waiting for a third, or the culprit? Ask it.
+                long grace = Math.min(1_000_000_000L, Math.max(100_000_000L, timeoutNanos / 4));
+                if (inter.askAlive(topo.nodeOf(stuck), System.nanoTime() - waitedNanos, grace) != InterNodeStep.PEER_SILENT) {
+                    return; // it answered (the leader at the end of the chain names the culprit), or may still
+                }
             }
             int blamed = stuck >= 0 ? stuck : awaitedRank;
             giveUp(blamed);

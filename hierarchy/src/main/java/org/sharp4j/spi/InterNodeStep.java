@@ -42,6 +42,29 @@ public interface InterNodeStep extends AutoCloseable {
         return 0;
     }
 
+    /** {@link #askAlive}: no answer within the grace (or no way to ask): the peer is the culprit. */
+    int PEER_SILENT = 0;
+    /** {@link #askAlive}: asked, the grace is not over. */
+    int PEER_PENDING = 1;
+    /** {@link #askAlive}: it answered, so it is alive and waiting itself; the end of the chain of waits names the culprit. */
+    int PEER_ANSWERED = 2;
+
+    /**
+     * Slow path, on the node leader's thread inside one of its waits, after the timeout: is the
+     * leader of {@code node}, which this leader waits for, alive? Across hosts no process probe or
+     * heartbeat can tell a stopped leader from one that waits for a third; so this asks it, once per
+     * wait (the wait began at {@code waitStartNanos}), and reports {@link #PEER_PENDING} until it
+     * answers ({@link #PEER_ANSWERED}) or {@code graceNanos} pass ({@link #PEER_SILENT}). The
+     * default cannot ask: silent.
+     */
+    default int askAlive(int node, long waitStartNanos, long graceNanos) {
+        return PEER_SILENT;
+    }
+
+    /** Slow path, at every failure probe of a wait: answers the other leaders' {@link #askAlive} queries. */
+    default void answerQueries() {
+    }
+
     @Override
     void close();
 }

@@ -413,6 +413,16 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
     }
 
     @Override
+    public int askAlive(int node, long waitStartNanos, long graceNanos) {
+        return host.askAlive(node, waitStartNanos, graceNanos);
+    }
+
+    @Override
+    public void answerQueries() {
+        host.answerQueries();
+    }
+
+    @Override
     public void close() {
         if (closed) {
             return;

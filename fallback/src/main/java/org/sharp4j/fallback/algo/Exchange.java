@@ -88,6 +88,10 @@ public final class Exchange {
     public static final int KIND_RECOVERY_DATA = 7;
     /** A recovery's wake-up (HostStep's dissemination): what other leaders' waits probe for. */
     public static final int KIND_RECOVERY_WAKE = 8;
+    /** "Are you alive?" from a leader that timed out waiting for the receiver (its peer index in the seq field). */
+    public static final int KIND_QUERY = 9;
+    /** The answer to {@link #KIND_QUERY} (the answering leader's peer index in the seq field). */
+    public static final int KIND_QUERY_REPLY = 10;
     /** Largest radix the algorithms take. */
     public static final int MAX_RADIX = 8;
     /** Rounds are 6 bits of the tag. */
