@@ -79,8 +79,8 @@ class ModelCommandTest {
         assertEquals(0, r.rc, r.err);
         assertTrue(r.out.matches("(?s).*sharp\\.base +10 +\\(" + java.util.regex.Pattern.quote(params.toString()) + "\\).*"), r.out);
         assertTrue(r.out.matches("(?s).*intra\\.a +0\\.\\d+ +\\(fitted from .*t\\.txt\\.csv \\(4 ppn\\)\\).*"), r.out);
-        // with a slow SHARP (10 + 10 * levels) the host path wins at 64 nodes for 16 B
-        assertTrue(r.out.matches("(?s).*\\n +64 +\\S+ +\\S+ +30\\.01 +2  knomial .*"), r.out);
+        // with a slow SHARP (10 + 0.31 sharp4j's own + 10 * levels) the host path wins at 64 nodes for 16 B
+        assertTrue(r.out.matches("(?s).*\\n +64 +\\S+ +\\S+ +30\\.32 +2  knomial .*"), r.out);
     }
 
     @Test
