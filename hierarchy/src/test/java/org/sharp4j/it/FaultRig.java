@@ -273,6 +273,23 @@ public final class FaultRig implements AutoCloseable {
         return out;
     }
 
+    /** {@link #leftovers(List, List)} for the ranks' pids as {@link #awaitReady} returns them. */
+    public List<String> leftovers(List<String> ours, long[] pids) throws IOException {
+        List<Long> all = new ArrayList<>();
+        for (long p : pids) {
+            all.add(p);
+        }
+        return leftovers(ours, all);
+    }
+
+    /** Whether a JVM of the job crashed: a fatal-error report, SIGSEGV, or an aborting assertion (UCX's). */
+    public boolean crashed() {
+        synchronized (lines) {
+            return lines.stream().anyMatch(l -> l.contains("A fatal error has been detected") || l.contains("SIGSEGV")
+                    || l.contains("SIGABRT") || l.contains("Assertion"));
+        }
+    }
+
     /** Appends one row to target/fault-table.md and prints it. */
     public static void row(String path, String fault, String outcome, double seconds, String exit, List<String> leftovers) {
         String r = String.format(java.util.Locale.ROOT, "| %s | %s | %s | %.2f s | %s | %s |", path, fault, outcome, seconds, exit,

@@ -43,11 +43,7 @@ class LauncherFaultTest {
                 job.signal(pids[victim], "CONT"); // it must notice the job's end by itself and exit
             }
             int exit = job.waitFor(60);
-            List<Long> all = new ArrayList<>();
-            for (long p : pids) {
-                all.add(p);
-            }
-            List<String> left = job.leftovers(List.of("sharp4j", "jucx"), all);
+            List<String> left = job.leftovers(List.of("sharp4j", "jucx"), pids);
             String[] errs = job.errors(np);
             FaultRig.row("launcher " + nodes + "x" + sockets + " sockets, " + np + " ranks", (signal.equals("KILL") ? "kill -9 " : "SIGSTOP ")
                     + role + " (rank " + victim + ")", FaultRig.summarize(errs, victim), seen, "launcher " + exit, left);
@@ -76,11 +72,7 @@ class LauncherFaultTest {
             job.signal(job.process.pid(), "TERM");
             int exit = job.waitFor(60);
             double secs = job.secondsSinceFault();
-            List<Long> all = new ArrayList<>();
-            for (long p : pids) {
-                all.add(p);
-            }
-            List<String> left = job.leftovers(List.of("sharp4j", "jucx"), all);
+            List<String> left = job.leftovers(List.of("sharp4j", "jucx"), pids);
             long told = job.lines.stream().filter(l -> l.contains("the JVM is shutting down")).count();
             FaultRig.row("launcher 2 nodes, 4 ranks", "SIGTERM of the launcher", "every rank terminated; " + told
                     + " error line(s) name the shutdown", secs, "launcher " + exit, left);

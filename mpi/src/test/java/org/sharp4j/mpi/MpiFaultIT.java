@@ -82,13 +82,9 @@ class MpiFaultIT {
             job.signal(job.process.pid(), "TERM");
             int exit = job.waitFor(60);
             double secs = job.secondsSinceFault();
-            List<Long> all = new ArrayList<>();
-            for (long p : pids) {
-                all.add(p);
-            }
-            List<String> left = job.leftovers(List.of("sharp4j", "jucx"), all);
+            List<String> left = job.leftovers(List.of("sharp4j", "jucx"), pids);
             String out = job.output();
-            boolean crashed = out.contains("SIGSEGV") || out.contains("A fatal error has been detected");
+            boolean crashed = job.crashed();
             FaultRig.row("mpirun -np 4, " + (how.equals("agent") ? "agent" : "explicit API"), "SIGTERM of mpirun (run " + run + ")",
                     crashed ? "JVM crash" : "every rank terminated, no crash", secs, "mpirun " + exit, left);
             assertFalse(crashed, out);
@@ -151,13 +147,9 @@ class MpiFaultIT {
                         60, "a survivor naming rank " + victim + " or mpirun noticing its death", pids);
             }
             int exit = job.waitFor(60);
-            List<Long> all = new ArrayList<>();
-            for (long p : pids) {
-                all.add(p);
-            }
-            List<String> left = job.leftovers(List.of("sharp4j", "jucx"), all);
+            List<String> left = job.leftovers(List.of("sharp4j", "jucx"), pids);
             String out = job.output();
-            boolean crashed = out.contains("SIGSEGV") || out.contains("A fatal error has been detected");
+            boolean crashed = job.crashed();
             String[] errs = job.errors(4);
             String named = FaultRig.summarize(errs, victim)
                     .replace("rank " + victim + ": no error", "rank " + victim + (signal.equals("KILL") ? ": killed" : ": stopped, then ended by mpirun"))

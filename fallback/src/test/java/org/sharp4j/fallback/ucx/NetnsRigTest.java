@@ -194,9 +194,9 @@ class NetnsRigTest {
             Thread.sleep(1_000);
             job.signal(pids[1], "CONT");
             int exit = job.waitFor(90);
-            List<String> left = job.leftovers(List.of("sharp4j", "jucx"), java.util.Arrays.stream(pids).boxed().toList());
+            List<String> left = job.leftovers(List.of("sharp4j", "jucx"), pids);
             String[] errs = job.errors(3);
-            boolean crashed = crashed(job);
+            boolean crashed = job.crashed();
             org.sharp4j.it.FaultRig.row("3 namespace hosts x 1 rank, UCX over TCP", "SIGSTOP leader of host 1 (rank 1)",
                     org.sharp4j.it.FaultRig.summarize(errs, 1) + (crashed ? "; a JVM ABORTED" : ""), seen, "rig " + exit, left);
             assertNotEquals(0, exit, job.output());
@@ -227,9 +227,9 @@ class NetnsRigTest {
                 link("up");
             }
             int exit = job.waitFor(90);
-            List<String> left = job.leftovers(List.of("sharp4j", "jucx"), java.util.Arrays.stream(pids).boxed().toList());
+            List<String> left = job.leftovers(List.of("sharp4j", "jucx"), pids);
             String[] errs = job.errors(3);
-            boolean crashed = crashed(job);
+            boolean crashed = job.crashed();
             String outcome = "rank 0: " + errs[0] + "; rank 1: " + errs[1] + "; rank 2: " + errs[2];
             org.sharp4j.it.FaultRig.row("3 namespace hosts x 1 rank, UCX over TCP", "host 1's link down (a partition)",
                     outcome.replace('|', '/') + (crashed ? "; a JVM ABORTED" : ""), seen, "rig " + exit, left);
@@ -261,11 +261,6 @@ class NetnsRigTest {
         return true;
     }
 
-    static boolean crashed(org.sharp4j.it.FaultRig job) {
-        synchronized (job.lines) {
-            return job.lines.stream().anyMatch(l -> l.contains("Assertion") || l.contains("A fatal error has been detected"));
-        }
-    }
 
     /** Host 1's veth on the bridge side, up or down. */
     static void link(String state) throws Exception {

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -42,17 +41,9 @@ class UcxFaultTest {
                 job.signal(pids[victim], "CONT");
             }
             int exit = job.waitFor(90);
-            List<Long> all = new ArrayList<>();
-            for (long p : pids) {
-                all.add(p);
-            }
-            List<String> left = job.leftovers(List.of("sharp4j", "jucx"), all);
+            List<String> left = job.leftovers(List.of("sharp4j", "jucx"), pids);
             String[] errs = job.errors(np);
-            boolean aborted;
-            synchronized (job.lines) {
-                aborted = job.lines.stream().anyMatch(l -> l.contains("Assertion") || l.contains("SIGABRT")
-                        || l.contains("A fatal error has been detected"));
-            }
+            boolean aborted = job.crashed();
             FaultRig.row("launcher 2 nodes x 2, UCX phase 3", (signal.equals("KILL") ? "kill -9 " : "SIGSTOP ") + role
                     + " (rank " + victim + ")", FaultRig.summarize(errs, victim) + (aborted ? "; a JVM ABORTED" : ""), seen,
                     "launcher " + exit, left);
