@@ -77,11 +77,20 @@ import org.slf4j.LoggerFactory;
  * with that peer raises {@link PeerFailureException} naming that leader's global rank, e.g.
  * {@code rank 0: node leader rank 3 (node 1) disconnected: Endpoint timeout} (the reporting rank
  * first, as in the engine's messages; a process killed with -9 shows as UCX's "Endpoint timeout"
- * within about 0.1 s over TCP). A receive is
+ * within about 0.1 s over TCP when a send is in flight). A receive is
  * matched by the worker, not the endpoint, so UCX would leave it pending forever: {@link #test}
  * checks the peer's state. A request that completes with another error throws a
  * {@link Sharp4jException} with UCX's status name; a receive longer than posted throws
  * {@link Transport.TruncatedException}.
+ *
+ * <p>A leader that only waits on receives from a killed peer has nothing in flight on that
+ * endpoint, so UCX notices the closed connection only at its next keepalive round, which UCX 1.13
+ * runs every 20 s: longer than the collective timeout, and meanwhile another survivor that gave
+ * up and exited would be blamed instead (seen in {@code UcxProcessTest}, about 1 run in 6). The
+ * transport sets UCP's {@code KEEPALIVE_INTERVAL} to {@value #KEEPALIVE_INTERVAL} unless
+ * {@code UCX_KEEPALIVE_INTERVAL} is set. A round checks every endpoint (at most
+ * {@code KEEPALIVE_NUM_EPS}, 128), and a leader has O(log N) endpoints (19 at 512 leaders,
+ * {@code HostPathScaleTest}): a few dozen small messages a second, none on the collectives' path.
  *
  * <h2>UCX on this machine, and choosing transports</h2>
  * <ul>
@@ -112,6 +121,12 @@ import org.slf4j.LoggerFactory;
  */
 public final class UcxTransport implements Transport {
     private static final Logger LOG = LoggerFactory.getLogger(UcxTransport.class);
+
+    /**
+     * UCP's keepalive round, unless {@code UCX_KEEPALIVE_INTERVAL} says otherwise: UCX 1.13's
+     * default (20 s) is longer than sharp4j's timeout, see "Failures" above.
+     */
+    static final String KEEPALIVE_INTERVAL = "500ms";
 
     /** UCX transports for the inter-node path (UCX's {@code TLS}, e.g. {@code tcp}, {@code rc,ud}). */
     public static final String TLS_PROPERTY = "sharp4j.ucx.tls";
@@ -300,6 +315,9 @@ public final class UcxTransport implements Transport {
                 UcpWorker w = null;
                 try {
                     UcpParams params = new UcpParams().requestTagFeature().setEstimatedNumEps(peers);
+                    if (!ucxConfig.containsKey("KEEPALIVE_INTERVAL") && System.getenv("UCX_KEEPALIVE_INTERVAL") == null) {
+                        params.setConfig("KEEPALIVE_INTERVAL", KEEPALIVE_INTERVAL); // see "Failures" above
+                    }
                     ucxConfig.forEach(params::setConfig);
                     ctx = new UcpContext(params);
                     w = ctx.newWorker(new UcpWorkerParams()); // UCS_THREAD_MODE_SINGLE
