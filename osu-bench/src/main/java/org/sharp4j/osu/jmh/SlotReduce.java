@@ -24,6 +24,10 @@ import org.sharp4j.coll.Reductions;
  * an odd count, a cache line's worth, a few KiB and past a 64 KiB slot; DOUBLE SUM is the floating
  * point path, INT BXOR the integer/bitwise one. ns/op is for one combine of {@code count} elements.
  *
+ * <p>Which kernel form runs is decided once per JVM ({@code org.sharp4j.coll.RawMemory}): raw
+ * addresses on JDK 17-21, VarHandles from JDK 22; compare them on one JDK with
+ * {@code -jvmArgsAppend -Dsharp4j.kernels=varhandle}. GB/s = 3 x count x size / (ns/op).
+ *
  * <p>The destination keeps accumulating across calls (DOUBLE SUM of small integers stays exact and
  * finite for far longer than any run; INT BXOR toggles), and it is off-heap memory, so the JIT
  * cannot drop the stores.
@@ -39,7 +43,7 @@ public class SlotReduce {
     public int count;
 
     /** TYPE:OP pairs (not a cross product: MPI defines BXOR only on integers). */
-    @Param({"DOUBLE:SUM", "INT:BXOR"})
+    @Param({"DOUBLE:SUM", "DOUBLE:MAX", "FLOAT:SUM", "INT:SUM", "INT:BXOR", "LONG:SUM", "LONG:LAND"})
     public String typeOp;
 
     private DataType type;
@@ -75,5 +79,14 @@ public class SlotReduce {
     @Benchmark
     public void combine() {
         Reductions.combine(type, op, dst, OFF, src, OFF, count);
+    }
+
+    /**
+     * The bar: a plain copy of the same bytes ({@code ByteBuffer.put(int, ByteBuffer, int, int)},
+     * i.e. memcpy). A combine moves 3 x count x size bytes (two reads, one write), a copy 2 x.
+     */
+    @Benchmark
+    public void copy() {
+        dst.put(OFF, src, OFF, count * type.size);
     }
 }

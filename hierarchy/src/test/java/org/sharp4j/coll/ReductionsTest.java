@@ -1,0 +1,234 @@
+package org.sharp4j.coll;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.ReadOnlyBufferException;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.sharp4j.DataType;
+import org.sharp4j.Op;
+
+/**
+ * The kernels in both forms (raw addresses and VarHandles) against a scalar reference written
+ * independently here: every type x op, counts around the loop's edges, unaligned offsets, in place,
+ * and the values that tell MIN/MAX and the logical ops apart (NaN, -0.0, 0, negative numbers).
+ * Results are compared bit for bit, except that any NaN equals any NaN: Java leaves the payload of
+ * a NaN result open, and the interpreter and C2's MIN/MAX intrinsics may differ in it.
+ */
+class ReductionsTest {
+    interface Kernel {
+        void run(DataType t, Op op, ByteBuffer d, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff, int n);
+    }
+
+    static final int[] COUNTS = {0, 1, 2, 3, 7, 8, 17, 64, 1000, 4099};
+    static final int[] OFFSETS = {0, 8, 3, 128};
+
+    @Test
+    void rawFormMatchesTheReferenceForEveryTypeAndOp() {
+        assumeTrue(RawMemory.Holder.U != null, "sun.misc.Unsafe unavailable: the raw form is off");
+        check(Reductions::combineRaw, true);
+    }
+
+    @Test
+    void varHandleFormMatchesTheReferenceOnDirectAndHeapBuffers() {
+        check(Reductions::combineVarHandle, true);
+        check(Reductions::combineVarHandle, false);
+    }
+
+    @Test
+    void publicEntryMatchesTheReference() {
+        check(Reductions::combine, true);
+        check(Reductions::combine, false);
+    }
+
+    private static void check(Kernel k, boolean direct) {
+        SplittableRandom rnd = new SplittableRandom(20261124);
+        for (DataType t : DataType.values()) {
+            for (Op op : Op.values()) {
+                if (!op.validFor(t)) {
+                    continue;
+                }
+                for (int n : COUNTS) {
+                    for (int off : OFFSETS) {
+                        int bytes = off + n * t.size + 16;
+                        ByteBuffer a = alloc(bytes, direct);
+                        ByteBuffer b = alloc(bytes, direct);
+                        ByteBuffer d = alloc(bytes, direct);
+                        fill(a, t, rnd);
+                        fill(b, t, rnd);
+                        fill(d, t, rnd);
+                        byte[] want = reference(t, op, d, off, a, b, n);
+                        // dst = a op b, three buffers
+                        k.run(t, op, d, off, a, off, b, off, n);
+                        assertArrayEquals(canon(want, t, off, n), canon(bytes(d), t, off, n), t + " " + op + " n=" + n + " off=" + off + " direct=" + direct);
+                        // in place: a = a op b, the other offsets differing from dst's
+                        ByteBuffer a2 = copyOf(a, direct);
+                        ByteBuffer b2 = alloc(bytes + 5, direct);
+                        for (int i = 0; i < bytes; i++) {
+                            b2.put(i + 5, b.get(i));
+                        }
+                        k.run(t, op, a2, off, a2, off, b2, off + 5, n);
+                        byte[] got = bytes(a2);
+                        byte[] wantInPlace = reference(t, op, a, off, a, b, n);
+                        assertArrayEquals(canon(wantInPlace, t, off, n), canon(got, t, off, n), "in place " + t + " " + op + " n=" + n + " off=" + off);
+                    }
+                }
+            }
+        }
+    }
+
+    /** dst's bytes after {@code dst[off..] = a[off..] op b[off..]}, computed element by element in plain Java. */
+    private static byte[] reference(DataType t, Op op, ByteBuffer dst, int off, ByteBuffer a, ByteBuffer b, int n) {
+        ByteBuffer r = ByteBuffer.wrap(bytes(dst)).order(ByteOrder.nativeOrder());
+        ByteBuffer x = a.duplicate().order(ByteOrder.nativeOrder());
+        ByteBuffer y = b.duplicate().order(ByteOrder.nativeOrder());
+        for (int i = 0; i < n; i++) {
+            int at = off + i * t.size;
+            switch (t) {
+                case INT: r.putInt(at, (int) intOp(op, x.getInt(at), y.getInt(at))); break;
+                case LONG: r.putLong(at, intOp(op, x.getLong(at), y.getLong(at))); break;
+                case FLOAT: r.putFloat(at, (float) fpOp(op, x.getFloat(at), y.getFloat(at), true)); break;
+                case DOUBLE: r.putDouble(at, fpOp(op, x.getDouble(at), y.getDouble(at), false)); break;
+                default: throw new AssertionError(t);
+            }
+        }
+        return r.array();
+    }
+
+    private static long intOp(Op op, long p, long q) {
+        switch (op) {
+            case SUM: return p + q;
+            case PROD: return p * q;
+            case MIN: return p < q ? p : q;
+            case MAX: return p > q ? p : q;
+            case BAND: return p & q;
+            case BOR: return p | q;
+            case BXOR: return p ^ q;
+            case LAND: return p != 0 && q != 0 ? 1 : 0;
+            case LOR: return p != 0 || q != 0 ? 1 : 0;
+            default: throw new AssertionError(op);
+        }
+    }
+
+    /** MIN/MAX as MPI users get them from sharp4j: NaN wins, -0.0 below +0.0 (Math.min/max semantics). */
+    private static double fpOp(Op op, double p, double q, boolean single) {
+        switch (op) {
+            case SUM: return single ? (float) p + (float) q : p + q;
+            case PROD: return single ? (float) p * (float) q : p * q;
+            case MIN:
+                if (Double.isNaN(p) || Double.isNaN(q)) {
+                    return Double.NaN;
+                }
+                if (p == 0 && q == 0) {
+                    return Double.doubleToRawLongBits(p) != 0 ? p : q; // -0.0 if either is
+                }
+                return p < q ? p : q;
+            case MAX:
+                if (Double.isNaN(p) || Double.isNaN(q)) {
+                    return Double.NaN;
+                }
+                if (p == 0 && q == 0) {
+                    return Double.doubleToRawLongBits(p) == 0 ? p : q; // +0.0 if either is
+                }
+                return p > q ? p : q;
+            default: throw new AssertionError(op);
+        }
+    }
+
+    private static void fill(ByteBuffer buf, DataType t, SplittableRandom rnd) {
+        ByteBuffer b = buf.duplicate().order(ByteOrder.nativeOrder());
+        for (int at = 0; at + 8 <= b.capacity(); at += 4) {
+            int k = rnd.nextInt(16);
+            switch (t) {
+                case INT: b.putInt(at, k < 3 ? k - 1 : k < 5 ? Integer.MIN_VALUE + k : rnd.nextInt()); break;
+                case LONG: b.putInt(at, k < 4 ? 0 : rnd.nextInt()); break;
+                case FLOAT: b.putFloat(at, k == 0 ? Float.NaN : k == 1 ? -0.0f : k == 2 ? 0.0f : (float) rnd.nextGaussian()); break;
+                case DOUBLE: b.putInt(at, k == 0 ? 0 : rnd.nextInt()); break; // halves of doubles: NaNs, denormals, -0.0 among them
+                default: throw new AssertionError(t);
+            }
+        }
+        if (t == DataType.DOUBLE) {
+            for (int at = 0; at + 8 <= b.capacity(); at += 40) {
+                b.putDouble(at, new double[] {Double.NaN, -0.0, 0.0, 1.5, -1.5}[(at / 40) % 5]);
+            }
+        }
+    }
+
+    @Test
+    void rawFormChecksBoundsAndWritabilityBeforeWriting() {
+        assumeTrue(RawMemory.Holder.U != null, "sun.misc.Unsafe unavailable: the raw form is off");
+        ByteBuffer d = ByteBuffer.allocateDirect(64).order(ByteOrder.nativeOrder());
+        ByteBuffer s = ByteBuffer.allocateDirect(64).order(ByteOrder.nativeOrder());
+        d.putDouble(0, 1.0);
+        s.putDouble(0, 2.0);
+        assertThrows(IndexOutOfBoundsException.class, () -> Reductions.combineRaw(DataType.DOUBLE, Op.SUM, d, 0, d, 0, s, 8, 8));
+        assertThrows(IndexOutOfBoundsException.class, () -> Reductions.combineRaw(DataType.DOUBLE, Op.SUM, d, -8, d, -8, s, 0, 1));
+        s.limit(32); // data must lie below the limit, as with the VarHandles
+        assertThrows(IndexOutOfBoundsException.class, () -> Reductions.combineRaw(DataType.DOUBLE, Op.SUM, d, 0, d, 0, s, 0, 5));
+        ByteBuffer ro = d.asReadOnlyBuffer();
+        assertThrows(ReadOnlyBufferException.class, () -> Reductions.combineRaw(DataType.DOUBLE, Op.SUM, ro, 0, d, 0, s, 0, 1));
+        assertThrows(IllegalArgumentException.class, () -> Reductions.combineRaw(DataType.DOUBLE, Op.BXOR, d, 0, d, 0, s, 0, 1));
+        assertThrows(IllegalArgumentException.class,
+                () -> Reductions.combineRaw(DataType.DOUBLE, Op.SUM, ByteBuffer.allocate(64), 0, d, 0, s, 0, 1));
+        assertEquals(1.0, d.getDouble(0), "nothing written by a refused call");
+        Reductions.combineRaw(DataType.DOUBLE, Op.SUM, d, 0, d, 0, s, 0, 4);
+        assertEquals(3.0, d.getDouble(0));
+    }
+
+    @Test
+    void theRawFormIsChosenOnlyBeforeJdk22AndCanBeTurnedOff() {
+        assertFalse(RawMemory.decide("varhandle", 17));
+        assertFalse(RawMemory.decide("auto", 22));
+        assertFalse(RawMemory.decide("auto", 25));
+        assertEquals(RawMemory.Holder.U != null, RawMemory.decide("auto", 17));
+        assertEquals(RawMemory.Holder.U != null, RawMemory.decide(" RAW ", 25));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RawMemory.decide("fast", 17));
+        assertTrue(e.getMessage().contains("sharp4j.kernels"), e.getMessage());
+        if (Runtime.version().feature() < 22 && System.getProperty("sharp4j.kernels") == null) {
+            assertTrue(RawMemory.ENABLED, "JDK " + Runtime.version().feature() + ": the raw kernels should be on");
+        }
+    }
+
+    /** The bytes with every NaN among the n elements from byte off made the canonical NaN. */
+    private static byte[] canon(byte[] raw, DataType t, int off, int n) {
+        if (t != DataType.FLOAT && t != DataType.DOUBLE) {
+            return raw;
+        }
+        ByteBuffer b = ByteBuffer.wrap(raw.clone()).order(ByteOrder.nativeOrder());
+        for (int at = off; at < off + n * t.size; at += t.size) {
+            if (t == DataType.FLOAT && Float.isNaN(b.getFloat(at))) {
+                b.putFloat(at, Float.NaN);
+            } else if (t == DataType.DOUBLE && Double.isNaN(b.getDouble(at))) {
+                b.putDouble(at, Double.NaN);
+            }
+        }
+        return b.array();
+    }
+
+    private static ByteBuffer alloc(int bytes, boolean direct) {
+        return (direct ? ByteBuffer.allocateDirect(bytes) : ByteBuffer.allocate(bytes)).order(ByteOrder.nativeOrder());
+    }
+
+    private static ByteBuffer copyOf(ByteBuffer b, boolean direct) {
+        ByteBuffer c = alloc(b.capacity(), direct);
+        for (int i = 0; i < b.capacity(); i++) {
+            c.put(i, b.get(i));
+        }
+        return c;
+    }
+
+    private static byte[] bytes(ByteBuffer b) {
+        byte[] out = new byte[b.capacity()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = b.get(i);
+        }
+        return out;
+    }
+}
