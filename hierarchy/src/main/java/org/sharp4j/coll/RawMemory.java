@@ -23,7 +23,8 @@ import java.util.Locale;
  *       498), while the VarHandle loop is already as fast there. Nothing of Unsafe is touched
  *       (not even its lookup) when disabled.</li>
  *   <li>{@code -Dsharp4j.kernels=varhandle} turns it off on any JDK (to rule it out, or where a
- *       security manager forbids the lookup); {@code raw} forces it on.</li>
+ *       security manager forbids the lookup); {@code raw} forces it on (on JDK 24+ the JDK then prints its
+ *       warning about Unsafe once).</li>
  * </ul>
  *
  * <h2>Safety</h2>
