@@ -53,6 +53,11 @@ public final class CpuTopology {
         return new CpuTopology(socket, numa, Math.max(1, all.size()), allowed);
     }
 
+    /** The CPUs this process may run on, in ascending order ({@code Cpus_allowed_list}). */
+    public static int[] allowedCpus() {
+        return parseList(readAllowed()).stream().toArray();
+    }
+
     private static String readAllowed() {
         try {
             List<String> lines = Files.readAllLines(Path.of("/proc/self/status"));
