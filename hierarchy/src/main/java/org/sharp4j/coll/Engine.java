@@ -686,11 +686,26 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 }
             }
             if (!behind.isEmpty()) {
-                giveUp(behind.get(0));
+                // A rank still in an earlier call that is alive and waiting (fresh heartbeat) is held
+                // up by another: name only the ranks that are not waiting or stopped beating.
+                long stale = Math.min(1_000_000_000L, Math.max(100_000_000L, timeoutNanos / 4));
+                long now = System.nanoTime();
+                List<Integer> stuck = new ArrayList<>();
+                for (int r : behind) {
+                    int line2 = node.progress(topo.localIndex(r));
+                    if (Flags.volatileGet(node.buf, line2 + P_WAITS_FOR) < 0 || now - Flags.volatileGet(node.buf, line2 + P_HEARTBEAT) > stale) {
+                        stuck.add(r);
+                    }
+                }
+                List<Integer> named = stuck.isEmpty() ? behind : stuck;
+                List<Integer> held = new ArrayList<>(behind);
+                held.removeAll(named);
+                giveUp(named.get(0));
                 throw new PeerFailureException("rank " + rank + ": timed out after "
                         + String.format("%.1f", timeoutNanos / 1e9) + " s in " + what + " waiting for rank "
-                        + awaitedRank + "; rank(s) " + behind + " did not arrive (sharp4j.timeout)",
-                        behind.stream().mapToInt(Integer::intValue).toArray());
+                        + awaitedRank + "; rank(s) " + named + " did not arrive"
+                        + (held.isEmpty() ? "" : " (rank(s) " + held + " wait behind them)") + " (sharp4j.timeout)",
+                        named.stream().mapToInt(Integer::intValue).toArray());
             }
             int stuck = culprit(awaitedRank, timeoutNanos);
             if (stuck == REMOTE && waitedNanos < 2 * timeoutNanos) {
