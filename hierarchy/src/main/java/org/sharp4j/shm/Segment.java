@@ -164,8 +164,9 @@ public final class Segment implements AutoCloseable {
      * present in every JDK 9+) is the supported way that Netty and Agrona use too. Without it the
      * mapping is released by the GC, which is correct but slower to return memory.
      *
-     * <p>From JDK 24 that call prints a four-line warning (JEP 498), so there the mapping is left
-     * to the GC (or the process exit). JDK 22's public way, a mapping owned by a shared
+     * <p>From JDK 22 (as for the kernels, see {@code RawMemory}) the mapping is left to the GC or the
+     * process exit instead: Unsafe's memory methods are deprecated for removal from JDK 23 (JEP
+     * 471), and from JDK 24 this call prints a four-line warning at every close (JEP 498). JDK 22's public way, a mapping owned by a shared
      * {@code Arena} and unmapped by its {@code close()}, was tried and measured: its buffers' access
      * checks made 512 B-64 KiB Allreduce 2-3.5x slower on JDK 25 (64 KiB: 20.3 against 10.4-10.7 us).
      */
@@ -176,7 +177,7 @@ public final class Segment implements AutoCloseable {
         static {
             Object u = null;
             Method m = null;
-            if (Runtime.version().feature() < 24) {
+            if (Runtime.version().feature() < 22) {
                 try {
                     Class<?> c = Class.forName("sun.misc.Unsafe");
                     Field f = c.getDeclaredField("theUnsafe");
