@@ -44,7 +44,7 @@ import picocli.CommandLine.Parameters;
  * --oversubscribe); {@code --bind-to none} leaves placement to the scheduler. A bound JVM sees
  * one CPU ({@code availableProcessors()} = 1: serial GC, fewer JIT threads), as under mpirun.
  */
-@Command(name = "sharp4j-run", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "sharp4j-run", mixinStandardHelpOptions = true, sortOptions = false, versionProvider = LocalLauncher.Version.class,
         description = "Run N ranks of a sharp4j program on this machine.")
 public final class LocalLauncher implements Callable<Integer> {
     /** Short names for the programs this project ships. */
@@ -82,11 +82,26 @@ public final class LocalLauncher implements Callable<Integer> {
     @Option(names = "--shm-dir", defaultValue = "/dev/shm", description = "where the job's segment files live")
     Path shmDir;
 
-    @Parameters(index = "0", paramLabel = "MAIN_CLASS_OR_JAR", description = "main class, jar, or one of: ${COMPLETION-CANDIDATES}")
+    @Option(names = {"--cp", "-cp", "--class-path"}, paramLabel = "PATH",
+            description = "class path of the program, put before sharp4j's own (the CLASSPATH variable is used when this is not given)")
+    String classPath;
+
+    @Parameters(index = "0", paramLabel = "MAIN_CLASS_OR_JAR",
+            description = "main class, jar, or one of: osu_allreduce, osu_reduce, osu_barrier, demo")
     String program;
 
     @Parameters(index = "1..*", paramLabel = "ARGS", description = "arguments of the program")
     List<String> args = new ArrayList<>();
+
+    /** {@code -V}: this build's version (the jar's Implementation-Version) and the JVM's. */
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String v = LocalLauncher.class.getPackage().getImplementationVersion();
+            return new String[] {"sharp4j " + (v == null ? "(classes, not a jar: version unknown)" : v),
+                "Java " + Runtime.version() + " (" + System.getProperty("java.vendor") + ", " + System.getProperty("java.home") + ")"};
+        }
+    }
 
     /**
      * The CPU of each rank under {@code --bind-to core}: rank i on the i-th allowed CPU; null when
@@ -114,6 +129,10 @@ public final class LocalLauncher implements Callable<Integer> {
     public static void main(String[] argv) {
         CommandLine cl = new CommandLine(new LocalLauncher());
         cl.setStopAtPositional(true); // everything after the program belongs to the program
+        cl.setParameterExceptionHandler((ex, args) -> { // one line, not the whole usage
+            ex.getCommandLine().getErr().println("sharp4j-run: " + ex.getMessage() + " (see sharp4j-run --help)");
+            return 2;
+        });
         System.exit(cl.execute(argv));
     }
 
@@ -121,6 +140,10 @@ public final class LocalLauncher implements Callable<Integer> {
     public Integer call() throws Exception {
         if (np < 1) {
             throw new CommandLine.ParameterException(new CommandLine(this), "-np must be >= 1, got " + np);
+        }
+        if (nodes > np) {
+            throw new CommandLine.ParameterException(new CommandLine(this),
+                    "--nodes " + nodes + " needs at least " + nodes + " ranks (one per node), got -np " + np);
         }
         if (!bindTo.equals("core") && !bindTo.equals("none")) {
             throw new CommandLine.ParameterException(new CommandLine(this), "--bind-to must be core or none, got '" + bindTo + "'");
@@ -153,7 +176,14 @@ public final class LocalLauncher implements Callable<Integer> {
             base.add("-Dsharp4j.shm.dir=" + shmDir);
         }
         String cp = System.getProperty("java.class.path");
+        String userCp = classPath != null ? classPath : System.getenv("CLASSPATH");
+        if (userCp != null && !userCp.isBlank()) {
+            cp = userCp + java.io.File.pathSeparator + cp;
+        }
         String main = ALIASES.getOrDefault(program, program);
+        if (main.endsWith(".jar") && !Files.isRegularFile(Path.of(main))) {
+            throw new CommandLine.ParameterException(new CommandLine(this), main + ": no such jar file");
+        }
         if (main.endsWith(".jar")) {
             try (JarFile jf = new JarFile(main)) {
                 String mc = jf.getManifest() == null ? null : jf.getManifest().getMainAttributes().getValue("Main-Class");
