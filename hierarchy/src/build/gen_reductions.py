@@ -24,6 +24,24 @@ def expr(op, jt, a, b):
     }[op]
 
 
+def emit(out, name, integ, head, loop):
+    """One kernel method: head lines, then a switch over the ops defined for the type, each case
+    the loop lines that loop(op) returns."""
+    out.extend(head)
+    out.append("        switch (op) {")
+    for op in OPS:
+        if not integ and op in ("BAND", "BOR", "BXOR", "LAND", "LOR"):
+            continue
+        out.append(f"            case {op}:")
+        out.extend(loop(op))
+        out.append("                }")
+        out.append("                return;")
+    out.append("            default:")
+    out.append(f"                throw new IllegalArgumentException(\"op \" + op + \" is not defined for {name}\");")
+    out.append("        }")
+    out.append("    }\n")
+
+
 def main():
     out = [HEADER.rstrip("\n")]
     for name, jt, code, sz, integ in TYPES:
@@ -79,46 +97,26 @@ def main():
 """)
     for name, jt, code, sz, integ in TYPES:
         cap = jt[0].upper() + jt[1:]
-        out.append(f"    private static void combine{cap}(Op op, ByteBuffer d, int dOff, ByteBuffer x, int xOff, ByteBuffer y, int yOff, int n) {{")
-        out.append(f"        final int end = dOff + n * {sz};")
-        out.append("        final int dx = xOff - dOff;")
-        out.append("        final int dy = yOff - dOff;")
-        out.append("        switch (op) {")
-        for op in OPS:
-            if not integ and op in ("BAND", "BOR", "BXOR", "LAND", "LOR"):
-                continue
-            out.append(f"            case {op}:")
-            out.append(f"                for (int i = dOff; i < end; i += {sz}) {{")
-            out.append(f"                    {jt} a = ({jt}) {code}.get(x, i + dx);")
-            out.append(f"                    {jt} b = ({jt}) {code}.get(y, i + dy);")
-            out.append(f"                    {code}.set(d, i, ({jt}) ({expr(op, jt, 'a', 'b')}));")
-            out.append("                }")
-            out.append("                return;")
-        out.append("            default:")
-        out.append(f"                throw new IllegalArgumentException(\"op \" + op + \" is not defined for {name}\");")
-        out.append("        }")
-        out.append("    }\n")
+        emit(out, name, integ,
+             [f"    private static void combine{cap}(Op op, ByteBuffer d, int dOff, ByteBuffer x, int xOff, ByteBuffer y, int yOff, int n) {{",
+              f"        final int end = dOff + n * {sz};",
+              "        final int dx = xOff - dOff;",
+              "        final int dy = yOff - dOff;"],
+             lambda op: [f"                for (int i = dOff; i < end; i += {sz}) {{",
+                         f"                    {jt} a = ({jt}) {code}.get(x, i + dx);",
+                         f"                    {jt} b = ({jt}) {code}.get(y, i + dy);",
+                         f"                    {code}.set(d, i, ({jt}) ({expr(op, jt, 'a', 'b')}));"])
     for name, jt, code, sz, integ in TYPES:
         cap = jt[0].upper() + jt[1:]
-        out.append(f"    /** As combine{cap} on raw addresses (checked by the caller, see {{@link RawMemory}}). */")
-        out.append(f"    private static void raw{cap}(Op op, long d, long x, long y, int n) {{")
-        out.append("        final sun.misc.Unsafe u = RawMemory.Holder.U;")
-        out.append("        switch (op) {")
-        for op in OPS:
-            if not integ and op in ("BAND", "BOR", "BXOR", "LAND", "LOR"):
-                continue
-            out.append(f"            case {op}:")
-            out.append("                for (int i = 0; i < n; i++) {")
-            out.append(f"                    long o = (long) i * {sz};")
-            out.append(f"                    {jt} a = u.get{cap}(x + o);")
-            out.append(f"                    {jt} b = u.get{cap}(y + o);")
-            out.append(f"                    u.put{cap}(d + o, ({jt}) ({expr(op, jt, 'a', 'b')}));")
-            out.append("                }")
-            out.append("                return;")
-        out.append("            default:")
-        out.append(f"                throw new IllegalArgumentException(\"op \" + op + \" is not defined for {name}\");")
-        out.append("        }")
-        out.append("    }\n")
+        emit(out, name, integ,
+             [f"    /** As combine{cap} on raw addresses (checked by the caller, see {{@link RawMemory}}). */",
+              f"    private static void raw{cap}(Op op, long d, long x, long y, int n) {{",
+              "        final sun.misc.Unsafe u = RawMemory.Holder.U;"],
+             lambda op: ["                for (int i = 0; i < n; i++) {",
+                         f"                    long o = (long) i * {sz};",
+                         f"                    {jt} a = u.get{cap}(x + o);",
+                         f"                    {jt} b = u.get{cap}(y + o);",
+                         f"                    u.put{cap}(d + o, ({jt}) ({expr(op, jt, 'a', 'b')}));"])
     out.append("}")
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.path.join(here, "..", "main", "java", "org", "sharp4j", "coll", "Reductions.java")

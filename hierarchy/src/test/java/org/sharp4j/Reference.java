@@ -56,7 +56,7 @@ public final class Reference {
         return isFloat ? (float) r : r;
     }
 
-    static long opL(Op op, long a, long b, boolean isInt) {
+    public static long opL(Op op, long a, long b, boolean isInt) {
         long r;
         switch (op) {
             case SUM: r = a + b; break;
