@@ -688,12 +688,10 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             if (!behind.isEmpty()) {
                 // A rank still in an earlier call that is alive and waiting (fresh heartbeat) is held
                 // up by another: name only the ranks that are not waiting or stopped beating.
-                long stale = Math.min(1_000_000_000L, Math.max(100_000_000L, timeoutNanos / 4));
                 long now = System.nanoTime();
                 List<Integer> stuck = new ArrayList<>();
                 for (int r : behind) {
-                    int line2 = node.progress(topo.localIndex(r));
-                    if (Flags.volatileGet(node.buf, line2 + P_WAITS_FOR) < 0 || now - Flags.volatileGet(node.buf, line2 + P_HEARTBEAT) > stale) {
+                    if (!aliveAndWaiting(r, now, timeoutNanos)) {
                         stuck.add(r);
                     }
                 }
@@ -740,7 +738,6 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * host's monotonic clock, shared by its processes (HotSpot on Linux: CLOCK_MONOTONIC).
      */
     private int culprit(int awaited, long timeoutNanos) {
-        long stale = Math.min(1_000_000_000L, Math.max(100_000_000L, timeoutNanos / 4));
         long now = System.nanoTime();
         int r = awaited;
         for (int hops = 0; hops <= localRanks.length; hops++) {
@@ -753,15 +750,23 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             if (r == rank) {
                 return -1; // a cycle through this rank: cannot tell, blame the awaited rank
             }
-            int line = node.progress(topo.localIndex(r));
-            long waitsFor = Flags.volatileGet(node.buf, line + P_WAITS_FOR);
-            long beat = Flags.volatileGet(node.buf, line + P_HEARTBEAT);
-            if (waitsFor < 0 || now - beat > stale) {
+            if (!aliveAndWaiting(r, now, timeoutNanos)) {
                 return r;
             }
-            r = (int) waitsFor;
+            r = (int) Flags.volatileGet(node.buf, node.progress(topo.localIndex(r)) + P_WAITS_FOR);
         }
         return -1;
+    }
+
+    /**
+     * Whether local rank {@code r} sits in a failure-probed wait with a fresh heartbeat (refreshed
+     * every 20 ms; stale after timeout/4, between 100 ms and 1 s): held up by someone else rather
+     * than stopped or busy elsewhere.
+     */
+    private boolean aliveAndWaiting(int r, long now, long timeoutNanos) {
+        long stale = Math.min(1_000_000_000L, Math.max(100_000_000L, timeoutNanos / 4));
+        int line = node.progress(topo.localIndex(r));
+        return Flags.volatileGet(node.buf, line + P_WAITS_FOR) >= 0 && now - Flags.volatileGet(node.buf, line + P_HEARTBEAT) <= stale;
     }
 
     @Override
