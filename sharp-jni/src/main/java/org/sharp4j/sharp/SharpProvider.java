@@ -125,7 +125,7 @@ public final class SharpProvider implements InterNodeProvider {
                 jobId = RANDOM.nextLong() & Long.MAX_VALUE;
             } while (jobId == 0);
         }
-        byte[][] all = boot.allgather(encode(jobId, 0, 0, 0, err));
+        byte[][] all = boot.allgather(encode(err, jobId));
         jobId = ByteBuffer.wrap(all[0]).getLong(0);
         String reason = firstError(all);
         if (reason != null) {
@@ -149,8 +149,24 @@ public final class SharpProvider implements InterNodeProvider {
                 team = null;
             }
         }
-        all = boot.allgather(leader ? encode(0, team == null ? 0 : team.dtypes, team == null ? 0 : team.reduceOps,
-                team == null ? 0 : team.payload, failure) : new byte[0]);
+        // What every leader must use alike: capability masks (ANDed), payload, chunk and per-collective
+        // size limits (the smallest), so that every call is dispatched and cut the same way everywhere.
+        CompiledTable table = table(ctx);
+        long[] mine = new long[SHARED_WORDS];
+        if (team != null) {
+            mine[1] = team.dtypes;
+            mine[2] = team.reduceOps;
+            mine[3] = team.payload;
+            mine[4] = team.featureMask;
+            mine[5] = team.tagDtypes;
+            mine[6] = s.chunkBytes >= 0 ? s.chunkBytes : team.payload;
+            for (Collective c : Collective.values()) {
+                long fromTable = table.sharpMaxBytes(c) - 1;
+                mine[7 + c.ordinal()] = s.maxBytes >= 0 ? s.maxBytes
+                        : forced(s) ? Math.max(team.payload, fromTable) : fromTable >= 0 ? fromTable : -1;
+            }
+        }
+        all = boot.allgather(leader ? encode(failure, mine) : new byte[0]);
         reason = firstError(all);
         if (reason != null) {
             if (team != null) {
@@ -158,39 +174,58 @@ public final class SharpProvider implements InterNodeProvider {
             }
             return giveUp(boot, s, hostPath, reason);
         }
-        long dtypes = -1;
-        long ops = -1;
-        long payload = Long.MAX_VALUE;
+        long[] agreed = new long[SHARED_WORDS];
+        java.util.Arrays.fill(agreed, Long.MAX_VALUE);
+        agreed[1] = agreed[2] = agreed[4] = agreed[5] = -1;
         for (byte[] a : all) {
             if (a.length > 0) {
                 ByteBuffer b = ByteBuffer.wrap(a);
-                dtypes &= b.getLong(8);
-                ops &= b.getLong(16);
-                payload = Math.min(payload, b.getLong(24));
+                for (int i = 1; i < SHARED_WORDS; i++) {
+                    long v = b.getLong(8 * i);
+                    boolean mask = i == 1 || i == 2 || i == 4 || i == 5;
+                    agreed[i] = mask ? agreed[i] & v : Math.min(agreed[i], v);
+                }
             }
         }
+        long dtypes = agreed[1];
+        long ops = agreed[2];
+        long payload = agreed[3];
         lastFailure = null; // set up on every node leader
         if (!leader) {
             return null;
         }
-        // Per collective, the largest message SHARP takes (inclusive; -1: never): an explicit
-        // sharp4j.sharp.max.bytes; else, when the user forced SHARP (mode=on or an explicit
-        // min.nodes), the payload capability; else (auto) the tuning table's SHARP range within it.
-        CompiledTable table = table(ctx);
         long[] maxBytes = new long[Collective.values().length];
         for (Collective c : Collective.values()) {
-            long fromTable = table.sharpMaxBytes(c) - 1;
-            maxBytes[c.ordinal()] = s.maxBytes >= 0 ? s.maxBytes : forced(s) ? payload
-                    : fromTable >= 0 ? Math.min(fromTable, payload) : -1;
+            maxBytes[c.ordinal()] = agreed[7 + c.ordinal()];
         }
+        int chunk = (int) Math.max(8, Math.min(Math.min(agreed[6], payload), SharpTeam.WINDOW) & ~7L);
+        long sat = (agreed[4] & SharpAbi.FEATURE_SAT) != 0 ? satThreshold() : Long.MAX_VALUE;
         if (boot.rank() == ctx.nodeLeaders()[0]) {
             LOG.debug("sharp4j: SHARP team of {} node leaders from {} (job id {}): dtypes 0x{}, ops 0x{}, payload {} B, "
-                    + "max bytes {}, {}", nodes, lib.file(), Long.toHexString(jobId), Long.toHexString(dtypes),
-                    Long.toHexString(ops), payload, java.util.Arrays.toString(maxBytes), s);
+                    + "chunk {} B, streaming from {} B, max bytes {}, {}", nodes, lib.file(), Long.toHexString(jobId),
+                    Long.toHexString(dtypes), Long.toHexString(ops), payload, chunk, sat == Long.MAX_VALUE ? "never" : sat,
+                    java.util.Arrays.toString(maxBytes), s);
         }
         int[] leaders = ctx.nodeLeaders();
         return new SharpStep((RecoverableStep) hostPath, team, ctx.waiter(), dtypes, ops, maxBytes, s.maxFailures, node, nodes,
-                leaders[(node + 1) % nodes]);
+                leaders[(node + 1) % nodes], ctx.config().slotBytes(), chunk, s.pipeline, sat);
+    }
+
+    /**
+     * Smallest operation sent with streaming aggregation where the job reports SAT: the library's
+     * own SHARP_COLL_SAT_THRESHOLD when the user set it (it is set alike on every rank of a job),
+     * else its default, 16 KiB.
+     */
+    static long satThreshold() {
+        String v = System.getenv("SHARP_COLL_SAT_THRESHOLD");
+        if (v != null && !v.isBlank()) {
+            try {
+                return Math.max(1, Long.parseLong(v.trim()));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("SHARP_COLL_SAT_THRESHOLD is not a number of bytes: '" + v + "'", e);
+            }
+        }
+        return 16384;
     }
 
     /** The library's coll_timeout: sharp4j.timeout (ms, at most Integer.MAX_VALUE), so nothing inside it waits forever. */
@@ -260,16 +295,24 @@ public final class SharpProvider implements InterNodeProvider {
         return hostPath;
     }
 
-    private static byte[] encode(long a, long b, long c, long d, String err) {
+    /** Words of the setup allgather: job id, dtypes, ops, payload, features, tag dtypes, chunk, max bytes per collective. */
+    private static final int SHARED_WORDS = 7 + Collective.values().length;
+    private static final int HEADER = 8 * SHARED_WORDS;
+
+    private static byte[] encode(String err, long... words) {
         byte[] e = err == null ? new byte[0] : err.getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(32 + e.length).putLong(a).putLong(b).putLong(c).putLong(d).put(e).array();
+        ByteBuffer b = ByteBuffer.allocate(HEADER + e.length);
+        for (long w : words) {
+            b.putLong(w);
+        }
+        return b.position(HEADER).put(e).array();
     }
 
     /** The first rank's error text, prefixed with its rank, or null. */
     private static String firstError(byte[][] all) {
         for (int r = 0; r < all.length; r++) {
-            if (all[r].length > 32) {
-                return "rank " + r + ": " + new String(all[r], 32, all[r].length - 32, StandardCharsets.UTF_8);
+            if (all[r].length > HEADER) {
+                return "rank " + r + ": " + new String(all[r], HEADER, all[r].length - HEADER, StandardCharsets.UTF_8);
             }
         }
         return null;

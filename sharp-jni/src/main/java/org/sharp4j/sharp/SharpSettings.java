@@ -13,8 +13,13 @@ import org.sharp4j.tuning.Sizes;
  *       host path (one WARN line); on: fail loudly when it cannot; off: never</td></tr>
  *   <tr><td>sharp4j.sharp.lib</td><td>path of libsharp_coll.so (a file, or a directory holding it); looked at
  *       first, then jna.library.path, LD_LIBRARY_PATH, $HPCX_SHARP_DIR/lib</td></tr>
- *   <tr><td>sharp4j.sharp.max.bytes</td><td>largest payload sent to SHARP (default: the library's
- *       max_osts x user_data_per_ost); larger calls take the host path</td></tr>
+ *   <tr><td>sharp4j.sharp.max.bytes</td><td>largest phase-3 message sent to SHARP (default: the tuning
+ *       table's SHARP range; with {@code sharp4j.sharp=on} at least the library's max_osts x user_data_per_ost);
+ *       larger calls take the host path. Messages above the payload go as several operations.</td></tr>
+ *   <tr><td>sharp4j.sharp.chunk.bytes</td><td>bytes per SHARP operation of a long message (default: the
+ *       payload, max_osts x user_data_per_ost; at most that and 1 MiB; rounded down to 8 bytes). The
+ *       smallest value over the node leaders applies, so every leader cuts a call alike.</td></tr>
+ *   <tr><td>sharp4j.sharp.pipeline</td><td>SHARP operations of one call in flight at once (default 4, 1..8)</td></tr>
  *   <tr><td>sharp4j.sharp.min.nodes</td><td>use SHARP only with at least this many nodes (default 2)</td></tr>
  *   <tr><td>sharp4j.sharp.max.failures</td><td>failed SHARP operations after which SHARP is switched off for the
  *       job (default 3; 0: never)</td></tr>
@@ -30,6 +35,10 @@ public final class SharpSettings {
     public static final String MAX_BYTES = "sharp4j.sharp.max.bytes";
     public static final String MIN_NODES = "sharp4j.sharp.min.nodes";
     public static final String MAX_FAILURES = "sharp4j.sharp.max.failures";
+    public static final String CHUNK_BYTES = "sharp4j.sharp.chunk.bytes";
+    public static final String PIPELINE = "sharp4j.sharp.pipeline";
+    /** Most operations of one call in flight: well below the 16 a switch group (and the emulator) keeps apart. */
+    public static final int MAX_PIPELINE = 8;
 
     public final Mode mode;
     /** Null when unset. */
@@ -39,13 +48,18 @@ public final class SharpSettings {
     /** Explicit minimum node count, or -1 when the tuning table decides. */
     public final int minNodes;
     public final int maxFailures;
+    /** -1: the payload. */
+    public final long chunkBytes;
+    public final int pipeline;
 
-    private SharpSettings(Mode mode, String lib, long maxBytes, int minNodes, int maxFailures) {
+    private SharpSettings(Mode mode, String lib, long maxBytes, int minNodes, int maxFailures, long chunkBytes, int pipeline) {
         this.mode = mode;
         this.lib = lib;
         this.maxBytes = maxBytes;
         this.minNodes = minNodes;
         this.maxFailures = maxFailures;
+        this.chunkBytes = chunkBytes;
+        this.pipeline = pipeline;
     }
 
     public static SharpSettings fromSystemProperties() {
@@ -78,7 +92,19 @@ public final class SharpSettings {
         if (minNodes == 0 || minNodes < -1 || maxFailures < 0) {
             throw new IllegalArgumentException(MIN_NODES + " must be >= 1 and " + MAX_FAILURES + " >= 0");
         }
-        return new SharpSettings(mode, lib, maxBytes, minNodes, maxFailures);
+        long chunk = -1;
+        String cb = p.getProperty(CHUNK_BYTES);
+        if (cb != null && !cb.isBlank()) {
+            chunk = Sizes.parseBytes(cb.trim());
+            if (chunk < 8) {
+                throw new IllegalArgumentException(CHUNK_BYTES + " must be at least 8 bytes, got '" + cb + "'");
+            }
+        }
+        int pipeline = intProp(p, PIPELINE, 4);
+        if (pipeline < 1 || pipeline > MAX_PIPELINE) {
+            throw new IllegalArgumentException(PIPELINE + " must be in 1.." + MAX_PIPELINE + ", got " + pipeline);
+        }
+        return new SharpSettings(mode, lib, maxBytes, minNodes, maxFailures, chunk, pipeline);
     }
 
     private static int intProp(Properties p, String name, int def) {
@@ -97,6 +123,7 @@ public final class SharpSettings {
     public String toString() {
         return MODE + "=" + mode.name().toLowerCase(Locale.ROOT) + (lib != null ? ", " + LIB + "=" + lib : "")
                 + (maxBytes >= 0 ? ", " + MAX_BYTES + "=" + maxBytes : "") + ", " + MIN_NODES + "=" + minNodes + ", "
-                + MAX_FAILURES + "=" + maxFailures;
+                + MAX_FAILURES + "=" + maxFailures + (chunkBytes >= 0 ? ", " + CHUNK_BYTES + "=" + chunkBytes : "") + ", "
+                + PIPELINE + "=" + pipeline;
     }
 }

@@ -32,6 +32,26 @@ import org.slf4j.LoggerFactory;
  * failure probe, abort). The switch computes one result, so every leader whose request completes
  * with status 0 holds the same bits: it copies them out and returns. Nothing else travels.
  *
+ * <h2>Long messages: several operations per call</h2>
+ * A call larger than one chunk ({@code sharp4j.sharp.chunk.bytes}, at most the payload the
+ * capabilities report; the smallest over the leaders) goes as 1 + ceil(count / chunk elements)
+ * operations, a number that depends only on the call: first a <em>descriptor check</em>, a
+ * 2-element MINLOC of (d, 0) and (~d, 0) with d the call's descriptor, which gives (min d, ~max d),
+ * so every leader sees whether every leader made the same call; then the chunks in order, each out
+ * of place into the result buffer, up to {@code sharp4j.sharp.pipeline} operations in flight,
+ * streaming aggregation from SHARP_COLL_SAT_THRESHOLD where the capabilities report SAT. A leader
+ * takes the result only when every operation completed with status 0 and the check agreed.
+ * sharp4j's own calls never use MINLOC, so no data operation can pass for a check. The switch
+ * matches operations by their number, so every leader must have taken the same numbers before its
+ * next call; this holds on success (the same count everywhere) and is restored after a failure:
+ * a leader that leaves a call early (failed post or completion, recovery wake-up, time limit)
+ * abandons its requests in flight, and after the recovery (which every leader that did not
+ * complete the call is in) posts and abandons the operations it had not posted ({@code drain}).
+ * A leader that completed the call posted all of them (completing the last one needs every
+ * leader's contribution to it). When the check disagrees, or the recovery finds that the leaders
+ * disagree, their operation counts may differ and no numbering can be trusted: SHARP is switched
+ * off from the next call on, on every leader (nobody completed the call, so nobody posted the next).
+ *
  * <h2>Failure: every leader ends the same way</h2>
  * A leader whose call k did not complete with status 0 (refused or failed at post, failed at
  * completion, poisoned because another leader abandoned it, or not complete within a quarter of
@@ -118,6 +138,22 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
     /** Two registered result buffers: the current SHARP call's, and the kept result of the last successful one. */
     private final ByteBuffer[] out = new ByteBuffer[2];
     private final long[] outAddr = new long[2];
+    /** Their size: the largest phase-3 message SHARP takes. */
+    private final int cap;
+    /** Bytes per SHARP operation (the same on every leader: the smallest setting, at most the payload and 1 MiB). */
+    private final int chunkBytes;
+    /** Whether some call SHARP takes needs more than one operation (cap > chunkBytes). */
+    private final boolean multiOp;
+    /** Operations of one call in flight at once, and their handles by operation index mod depth. */
+    private final int depth;
+    private final long[] inflight;
+    /** Streaming aggregation for operations of at least satBytes (capabilities report SAT; else MAX_VALUE). */
+    private final long satBytes;
+    /** The descriptor check of a multi-operation call: 2 (LONG value, INT tag) pairs in, 2 out. */
+    private final ByteBuffer check;
+    private final long checkAddr;
+    /** Operations of the current call posted so far (each takes its number on the switch, also a failed post). */
+    private int posted;
     private long keptCall = -1;
     private long keptDesc;
     private int keptBytes;
@@ -141,6 +177,18 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
 
     SharpStep(RecoverableStep host, SharpTeam team, Waiter waiter, long dtypeMask, long opMask, long[] maxBytes,
             int maxFailures, int node, int nodes, int nextLeaderRank) {
+        this(host, team, waiter, dtypeMask, opMask, maxBytes, maxFailures, node, nodes, nextLeaderRank, Integer.MAX_VALUE,
+                (int) Math.min(SharpTeam.WINDOW, Math.max(8, team.payload & ~7L)), 4, Long.MAX_VALUE);
+    }
+
+    /**
+     * @param slotBytes the largest phase-3 message the engine hands over (its slot)
+     * @param chunkBytes bytes per SHARP operation, a multiple of 8, at most {@link SharpTeam#WINDOW}; the same on every leader
+     * @param depth operations in flight, 1..{@link SharpSettings#MAX_PIPELINE}
+     * @param satBytes streaming aggregation from this operation size on (Long.MAX_VALUE: never)
+     */
+    SharpStep(RecoverableStep host, SharpTeam team, Waiter waiter, long dtypeMask, long opMask, long[] maxBytes,
+            int maxFailures, int node, int nodes, int nextLeaderRank, int slotBytes, int chunkBytes, int depth, long satBytes) {
         this.host = host;
         this.team = team;
         this.waiter = waiter;
@@ -157,7 +205,26 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
         for (long m : maxBytes) {
             max = Math.max(max, m);
         }
-        int cap = (int) Math.min(Integer.MAX_VALUE - 64, (max + 7) & ~7L);
+        this.cap = (int) Math.min(Math.min(Integer.MAX_VALUE - 64, slotBytes), (max + 7) & ~7L);
+        if (chunkBytes < 8 || (chunkBytes & 7) != 0 || chunkBytes > SharpTeam.WINDOW) {
+            throw new IllegalArgumentException("SHARP chunk of " + chunkBytes + " bytes: a multiple of 8 up to 1 MiB");
+        }
+        this.chunkBytes = chunkBytes;
+        // A multi-operation call starts with a descriptor check (MINLOC, which sharp4j's own calls never
+        // use); without MINLOC or INT tags every call must fit one operation.
+        boolean canCheck = (opMask >>> SharpAbi.OP_MINLOC & 1) != 0 && (team.tagDtypes >>> SharpAbi.DTYPE_INT & 1) != 0
+                && (dtypeMask >>> SharpAbi.DTYPE_LONG & 1) != 0;
+        if (!canCheck) {
+            for (int i = 0; i < this.maxBytes.length; i++) {
+                this.maxBytes[i] = Math.min(this.maxBytes[i], chunkBytes);
+            }
+        }
+        this.multiOp = canCheck && cap > chunkBytes;
+        this.depth = depth;
+        this.inflight = new long[depth];
+        this.satBytes = satBytes;
+        this.check = ByteBuffer.allocateDirect(64).order(ByteOrder.nativeOrder());
+        this.checkAddr = SharpTeam.address(check);
         for (int i = 0; i < 2; i++) {
             out[i] = ByteBuffer.allocateDirect(cap).order(ByteOrder.nativeOrder());
             outAddr[i] = SharpTeam.address(out[i]);
@@ -225,42 +292,141 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
         joinRequested = false;
         final long sent0 = host.messagesSent();
         try {
-            int rc;
-            if (c == Collective.BARRIER) {
-                rc = team.barrierNb();
-            } else {
-                long src = address(buf) + off;
-                rc = team.allreduceNb(src, outAddr[cur], bytes, count, DTYPE[t.ordinal()], OP[op.ordinal()]);
-            }
+            int ops = operations(c, count, t);
+            int rc = sharp(c, buf, off, count, t, op, desc, cur, ops);
             if (rc == 0) {
-                long h = team.handle();
-                if (await(h)) {
-                    rc = team.status(h);
-                    if (rc == 0) {
-                        if (bytes > 0) {
-                            buf.put(off, out[cur], 0, bytes);
-                        }
-                        keptCall = k;
-                        keptDesc = desc & ~Desc.SHARED;
-                        keptBytes = bytes;
-                        keptBuf = cur;
-                        keptServed = false;
-                        sharpCalls++;
-                        SHARP_CALLS.incrementAndGet();
-                        long sent = host.messagesSent() - sent0;
-                        if (sent != 0) {
-                            HOST_MESSAGES_ON_SUCCESS.addAndGet(sent); // (served another call's recovery meanwhile)
-                        }
-                        return;
-                    }
-                } else {
-                    team.abandon(h); // another leader recovers this call, or it took too long: the switch forgets it
-                    rc = joinRequested ? JOINED : TIMED_OUT;
+                if (bytes > 0) {
+                    buf.put(off, out[cur], 0, bytes);
                 }
+                keptCall = k;
+                keptDesc = desc & ~Desc.SHARED;
+                keptBytes = bytes;
+                keptBuf = cur;
+                keptServed = false;
+                sharpCalls++;
+                SHARP_CALLS.incrementAndGet();
+                long sent = host.messagesSent() - sent0;
+                if (sent != 0) {
+                    HOST_MESSAGES_ON_SUCCESS.addAndGet(sent); // (served another call's recovery meanwhile)
+                }
+                return;
             }
-            recover(k, c, buf, off, count, t, op, rootNode, desc, status, rc);
+            if (recover(k, c, buf, off, count, t, op, rootNode, desc, status, rc)) {
+                drain(c, buf, off, count, t, op, cur, ops);
+            }
         } finally {
             current = -1;
+        }
+    }
+
+    /**
+     * SHARP operations of a call: 1 for a barrier or a call of at most one chunk; else the descriptor
+     * check plus one per chunk. It depends only on the call, so leaders that agree on the call post
+     * the same number, and every operation has the same number on every leader.
+     */
+    private int operations(Collective c, int count, DataType t) {
+        if (c == Collective.BARRIER || (long) count * t.size <= chunkBytes) {
+            return 1;
+        }
+        int elems = chunkBytes / t.size;
+        return 1 + (count + elems - 1) / elems;
+    }
+
+    /**
+     * Posts the call's operations with up to {@code depth} in flight and completes them in order.
+     * Returns 0 when every one completed with status 0 (and, for several, the descriptor check
+     * showed that every leader made the same call), else the failure's code, having abandoned every
+     * request still in flight; {@link #posted} tells how many operation numbers the call took.
+     */
+    private int sharp(Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, long desc, int cur, int ops) {
+        final int w = depth;
+        posted = 0;
+        int done = 0;
+        while (done < ops) {
+            while (posted < ops && posted - done < w) {
+                int rc = post(c, buf, off, count, t, op, desc, cur, ops, posted);
+                posted++; // a refused or failed post takes its number too
+                if (rc != 0) {
+                    abandon(done, posted - 1);
+                    return rc;
+                }
+                inflight[(posted - 1) % w] = team.handle();
+            }
+            long h = inflight[done % w];
+            if (!await(h)) {
+                abandon(done, posted); // another leader recovers this call, or it took too long: the switch forgets them
+                return joinRequested ? JOINED : TIMED_OUT;
+            }
+            int rc = team.status(h);
+            done++;
+            if (rc == 0 && ops > 1 && done == 1 && !sameCall(desc)) {
+                rc = DISAGREE;
+            }
+            if (rc != 0) {
+                abandon(done, posted);
+                return rc;
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * Operation {@code j} of the call: a barrier; the whole call; or, of several, first the
+     * descriptor check, then chunk j-1 out of place into the current result buffer (each within
+     * one registration window pair, see SharpTeam).
+     */
+    private int post(Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, long desc, int cur, int ops, int j) {
+        if (c == Collective.BARRIER) {
+            return team.barrierNb();
+        }
+        if (ops > 1 && j == 0) {
+            long d = desc & ~Desc.SHARED;
+            check.putLong(0, d).putInt(8, 0).putLong(12, ~d).putInt(20, 0);
+            return team.allreduceNb(checkAddr, team.mr(0, checkAddr, 24, checkAddr, checkAddr + 64), checkAddr + 32,
+                    team.mr(1, checkAddr + 32, 24, checkAddr, checkAddr + 64), 24, 2, SharpAbi.DTYPE_LONG, SharpAbi.OP_MINLOC,
+                    SharpAbi.AGGREGATION_NONE);
+        }
+        int elems = ops == 1 ? count : chunkBytes / t.size;
+        long first = ops == 1 ? 0 : (long) (j - 1) * elems;
+        int n = (int) Math.min(elems, count - first);
+        long nb = (long) n * t.size;
+        long base = address(buf);
+        long src = base + off + first * t.size;
+        long dst = outAddr[cur] + first * t.size;
+        return team.allreduceNb(src, team.mr(0, src, nb, base, base + buf.capacity()), dst,
+                team.mr(1, dst, nb, outAddr[cur], outAddr[cur] + cap), nb, n, DTYPE[t.ordinal()], OP[op.ordinal()],
+                nb >= satBytes ? SharpAbi.AGGREGATION_STREAMING : SharpAbi.AGGREGATION_NONE);
+    }
+
+    /**
+     * Whether the descriptor check found the same descriptor d everywhere: every leader
+     * contributed (d, 0) and (~d, 0) to a MINLOC, which gives (min d, ~max d); both equal this
+     * leader's only if min = max = d on every leader, so every leader sees a disagreement alike.
+     */
+    private boolean sameCall(long desc) {
+        long d = desc & ~Desc.SHARED;
+        return check.getLong(32) == d && check.getLong(44) == ~d;
+    }
+
+    /** Abandons the requests of operations [from, to) of the current call. */
+    private void abandon(int from, int to) {
+        for (int i = from; i < to; i++) {
+            team.abandon(inflight[i % depth]);
+        }
+    }
+
+    /**
+     * After the recovery of a call this leader left early: posts the call's operations it had not
+     * posted and abandons them at once, so that every leader has taken the same operation numbers
+     * (the switch matches operations by number) before the next call.
+     */
+    private void drain(Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, int cur, int ops) {
+        while (posted < ops) {
+            int rc = post(c, buf, off, count, t, op, 0, cur, ops, posted);
+            posted++;
+            if (rc == 0) {
+                team.abandon(team.handle());
+            }
         }
     }
 
@@ -309,8 +475,11 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
         }
     }
 
-    /** The recovery of call k on this leader, which did not complete it (class comment). */
-    private void recover(long k, Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode, long desc,
+    /**
+     * The recovery of call k on this leader, which did not complete it (class comment). Returns
+     * whether the leaders agreed on the call (then the caller drains its unposted operations).
+     */
+    private boolean recover(long k, Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode, long desc,
             CallStatus status, int rc) {
         final int bytes = t == null ? 0 : count * t.size;
         final int words = 1 + (bytes + 7) / 8;
@@ -320,7 +489,16 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
         host.recoveryCollective(k, 0, Collective.ALLREDUCE, phase0, 0, words, DataType.LONG, Op.BOR, 0, desc, rst);
         if (!rst.ok()) {
             status.merge(rst); // leaders disagree on the call: the engine throws the same mismatch everywhere
-            return;
+            if (multiOp && k + 1 < disabledFrom) {
+                // Leaders that disagree may have taken different numbers of operations: SHARP is off
+                // from the next call on, on every leader (all of them are here: nobody completed call k).
+                disabledFrom = k + 1;
+                if (node == 0) {
+                    LOG.warn("sharp4j: node leaders disagreed on SHARP {} (call {}); the host path ({}) carries every "
+                            + "inter-node call from call {} on", Desc.describe(desc), k, hostName, disabledFrom);
+                }
+            }
+            return false;
         }
         boolean someone = (phase0.getLong(0) & 1) != 0;
         if (someone) {
@@ -331,6 +509,7 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
             host.recoveryCollective(k, 1, c, buf, off, count, t, op, rootNode < 0 ? 0 : rootNode, desc, status);
         }
         failed(k, desc, rc, someone);
+        return true;
     }
 
     /** The listener: a recovery of the call ending in these 24 bits waits for this leader. */
@@ -358,6 +537,8 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
     /** Codes of a call this leader abandoned: another leader started its recovery / it did not complete in time. */
     private static final int JOINED = Integer.MIN_VALUE;
     private static final int TIMED_OUT = Integer.MIN_VALUE + 1;
+    /** Code of a multi-operation call whose descriptor check showed that the leaders made different calls. */
+    private static final int DISAGREE = Integer.MIN_VALUE + 2;
 
     /**
      * Counts a recovery (every leader counts each one) and reports it: WARN on a leader whose own

@@ -5,8 +5,6 @@ import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.HashMap;
-import java.util.Map;
 
 /**
  * One node leader's SHARP context and communicator (the node leaders' team): init, caps, comm init,
@@ -18,11 +16,14 @@ import java.util.Map;
  * {@link SharpAbi.ReduceSpec} (the layout checked at load) and calls the direct-mapped function
  * with raw addresses.
  *
- * <p><b>Registrations</b> (a cache, as UCC keeps one): SHARP touches only the regions a call hands
- * it, so a region is registered per 1 MiB-aligned window of a buffer the first time a call touches
- * it ({@code mr} of the window holding the call's start; a call never spans two windows of its
- * source, {@link SharpStep} cuts calls so), and reused afterwards: a handful of registrations per
- * leader, not every rank's whole segment.
+ * <p><b>Registrations</b> (a cache, as UCC keeps one): SHARP touches only the regions an operation
+ * hands it, so the first operation that touches a region registers the 1 MiB-aligned windows
+ * around it, clipped to the buffer it lies in (pages outside a mapping cannot be registered), and
+ * every later operation inside a registered region reuses it. An operation is at most 1 MiB
+ * ({@link SharpStep} cuts calls so), so it spans at most two windows and one lookup finds it. A
+ * leader keeps a handful of regions (the engine's phase-3 buffer, this step's two result
+ * buffers), never every rank's whole segment; a lookup checks the last hit of its side (source,
+ * result) first, so the hot path compares two numbers.
  *
  * <p>Not thread-safe: one thread drives a node leader.
  */
@@ -83,17 +84,21 @@ final class SharpTeam implements AutoCloseable {
     private final long specAddr;
     private long ctx;
     private long comm;
-    /** Registration per window: key = window start address. */
-    private final Map<Long, Long> regs = new HashMap<>();
-    /** The window size of the registration cache. */
+    /** The window size of the registration cache; also the largest operation {@link SharpStep} posts. */
     static final long WINDOW = 1L << 20;
-    private long lastWindow = -1;
-    private long lastMr;
+    /** Registered regions [regStart, regEnd) and their handles (0: the library refused, NULL is accepted). */
+    private long[] regStart = new long[4];
+    private long[] regEnd = new long[4];
+    private long[] regMr = new long[4];
+    private int regCount;
+    /** Index of the last region found per side (0: source, 1: result). */
+    private final int[] lastHit = {-1, -1};
     /** Where the library writes a request handle (one word). */
     private final Memory handleOut = new Memory(8);
     private final long handleOutAddr = Pointer.nativeValue(handleOut);
 
     long dtypes;
+    long tagDtypes;
     long reduceOps;
     long featureMask;
     long payload;
@@ -162,6 +167,7 @@ final class SharpTeam implements AutoCloseable {
             caps.read();
             pktVersion = caps.sharp_pkt_version;
             dtypes = caps.support_mask.dtypes;
+            tagDtypes = caps.support_mask.tag_dtypes;
             reduceOps = caps.support_mask.reduce_ops;
             featureMask = caps.support_mask.feature_mask;
             payload = (long) caps.resources.max_osts * caps.resources.user_data_per_ost;
@@ -196,51 +202,65 @@ final class SharpTeam implements AutoCloseable {
     }
 
     /**
-     * The registration of the 1 MiB window holding {@code addr} (registered on first use; 0 when
-     * the library refused: a NULL mem_handle is accepted). Windows are page-aligned address ranges,
-     * so they may cover memory on both sides of the buffer: registration pins pages, it does not
-     * grant access.
+     * The registration covering {@code [addr, addr + len)} ({@code len <= WINDOW}) inside the buffer
+     * {@code [base, limit)}: a cached region, or the windows around the range clipped to the buffer,
+     * registered now. {@code side} 0 for a source, 1 for a result. 0 when the library refused (a
+     * NULL mem_handle is accepted).
      */
-    long mr(long addr) {
-        long w = addr & -WINDOW;
-        if (w == lastWindow) {
-            return lastMr;
+    long mr(int side, long addr, long len, long base, long limit) {
+        long end = addr + len;
+        int h = lastHit[side];
+        if (h >= 0 && regStart[h] <= addr && end <= regEnd[h]) {
+            return regMr[h];
         }
-        Long mr = regs.get(w);
-        if (mr == null) {
-            out.setLong(0, 0);
-            int rc = SharpNative.sharp_coll_reg_mr(ctx, w, WINDOW, Pointer.nativeValue(out));
-            mr = rc == 0 ? out.getLong(0) : 0L;
-            if (rc == 0) {
-                REGISTRATIONS.incrementAndGet();
+        for (int i = 0; i < regCount; i++) {
+            if (regStart[i] <= addr && end <= regEnd[i]) {
+                lastHit[side] = i;
+                return regMr[i];
             }
-            regs.put(w, mr);
         }
-        lastWindow = w;
-        lastMr = mr;
+        long start = Math.max(base, addr & -WINDOW);
+        long stop = Math.min(limit, ((end - 1) & -WINDOW) + WINDOW);
+        out.setLong(0, 0);
+        int rc = SharpNative.sharp_coll_reg_mr(ctx, start, stop - start, Pointer.nativeValue(out));
+        long mr = rc == 0 ? out.getLong(0) : 0L;
+        if (rc == 0) {
+            REGISTRATIONS.incrementAndGet();
+        }
+        if (regCount == regStart.length) {
+            regStart = java.util.Arrays.copyOf(regStart, regCount * 2);
+            regEnd = java.util.Arrays.copyOf(regEnd, regCount * 2);
+            regMr = java.util.Arrays.copyOf(regMr, regCount * 2);
+        }
+        regStart[regCount] = start;
+        regEnd[regCount] = stop;
+        regMr[regCount] = mr;
+        lastHit[side] = regCount++;
         return mr;
     }
 
     int registrations() {
-        return regs.size();
+        return regCount;
     }
 
     /**
      * Posts an Allreduce of {@code count} elements ({@code bytes} bytes) from {@code src} into
-     * {@code dst} (out of place: the input stays for a redo). Returns the library's code; on
-     * success {@link #handle()} is the request.
+     * {@code dst} (out of place: the input stays for a redo) with the registrations
+     * {@link #mr} gave and an aggregation mode (NONE, or STREAMING where the capabilities report
+     * SAT). Returns the library's code; on success {@link #handle()} is the request.
      */
-    int allreduceNb(long src, long dst, long bytes, long count, int dtype, int op) {
+    int allreduceNb(long src, long srcMr, long dst, long dstMr, long bytes, long count, int dtype, int op, int aggrMode) {
         ByteBuffer s = spec;
         s.putLong(O_S_PTR, src);
         s.putLong(O_S_LEN, bytes);
-        s.putLong(O_S_MR, mr(src));
+        s.putLong(O_S_MR, srcMr);
         s.putLong(O_R_PTR, dst);
         s.putLong(O_R_LEN, bytes);
-        s.putLong(O_R_MR, mr(dst));
+        s.putLong(O_R_MR, dstMr);
         s.putInt(O_DTYPE, dtype);
         s.putLong(O_LENGTH, count);
         s.putInt(O_OP, op);
+        s.putInt(O_AGGR, aggrMode);
         handleOut.setLong(0, 0);
         return SharpNative.sharp_coll_do_allreduce_nb(comm, specAddr, handleOutAddr);
     }
@@ -276,7 +296,8 @@ final class SharpTeam implements AutoCloseable {
 
     /** Blocking Allreduce (the benchmark's C-loop comparison). */
     int allreduce(long src, long dst, long bytes, long count, int dtype, int op) {
-        int rc = allreduceNb(src, dst, bytes, count, dtype, op);
+        int rc = allreduceNb(src, mr(0, src, bytes, src, src + bytes), dst, mr(1, dst, bytes, dst, dst + bytes), bytes, count,
+                dtype, op, SharpAbi.AGGREGATION_NONE);
         if (rc != 0) {
             return rc;
         }
@@ -296,14 +317,15 @@ final class SharpTeam implements AutoCloseable {
     public void close() {
         oob.close(); // a late callback returns an error instead of waiting for peers that are leaving
         if (ctx != 0) {
-            for (long mr : regs.values()) {
-                if (mr != 0) {
-                    SharpNative.sharp_coll_dereg_mr(ctx, mr);
+            for (int i = 0; i < regCount; i++) {
+                if (regMr[i] != 0) {
+                    SharpNative.sharp_coll_dereg_mr(ctx, regMr[i]);
                 }
             }
         }
-        regs.clear();
-        lastWindow = -1;
+        regCount = 0;
+        lastHit[0] = -1;
+        lastHit[1] = -1;
         if (comm != 0) {
             SharpNative.sharp_coll_comm_destroy(comm);
             comm = 0;

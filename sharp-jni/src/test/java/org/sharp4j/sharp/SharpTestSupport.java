@@ -99,6 +99,8 @@ final class SharpTestSupport {
         p.put(SharpSettings.MAX_BYTES, null);
         p.put(SharpSettings.MIN_NODES, null);
         p.put(SharpSettings.MAX_FAILURES, null);
+        p.put(SharpSettings.CHUNK_BYTES, null);
+        p.put(SharpSettings.PIPELINE, null);
         return p;
     }
 
