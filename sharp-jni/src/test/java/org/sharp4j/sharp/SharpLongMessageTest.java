@@ -177,6 +177,29 @@ class SharpLongMessageTest {
         assertEquals(3L * NODES, SharpStep.HOST_CALLS.get() - host0, "the calls after the mismatch on the host path");
     }
 
+    /**
+     * In auto mode the tuning table alone decides up to which size SHARP takes a call, beyond the
+     * payload: with a rule of 0-512k the four 64 KiB slots of a 256 KiB Allreduce (phase 3 sees one
+     * slot at a time, 17 operations each) go to SHARP; with 0-16k they go to the host path.
+     */
+    @ParameterizedTest(name = "rule 0-{0}")
+    @CsvSource({"512k,4,0", "16k,0,4"})
+    void theTuningTableDecidesSharpUpToMiBSizes(String hi, int sharpPerLeader, int hostPerLeader) {
+        Config c = cfg().withTuneOverride("allreduce:0-" + hi + ":sharp");
+        long sharp0 = SharpStep.SHARP_CALLS.get();
+        long host0 = SharpStep.HOST_CALLS.get();
+        with(plus(sharpOn(), SharpSettings.MODE, "auto"), smallPayload(), () -> ThreadRanks.run(NODES, c, comm -> {
+            int count = 32768; // 256 KiB of doubles
+            ByteBuffer in = buffer(DataType.DOUBLE, count);
+            ByteBuffer out = buffer(DataType.DOUBLE, count);
+            fill(in, DataType.DOUBLE, Op.SUM, comm.rank(), count, 5);
+            comm.allreduce(in, 0, out, 0, count, DataType.DOUBLE, Op.SUM);
+            check(out, DataType.DOUBLE, Op.SUM, NODES, count, 5, "256 KiB");
+        }));
+        assertEquals((long) sharpPerLeader * NODES, SharpStep.SHARP_CALLS.get() - sharp0, "slots on SHARP");
+        assertEquals((long) hostPerLeader * NODES, SharpStep.HOST_CALLS.get() - host0, "slots on the host path");
+    }
+
     @Test
     void everyTypeAndOpOverSeveralChunks() {
         with(longMessages(3), smallPayload(), () -> ThreadRanks.run(NODES, cfg(), comm -> {
