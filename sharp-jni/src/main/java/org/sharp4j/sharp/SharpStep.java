@@ -114,6 +114,8 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
     static final AtomicLong FALLBACKS = new AtomicLong();
     /** Host-path messages sent by node leaders while their SHARP calls succeeded: the design says 0. */
     static final AtomicLong HOST_MESSAGES_ON_SUCCESS = new AtomicLong();
+    /** Operations posted with streaming aggregation (only chunks of SAT size: the count costs nothing per small call). */
+    static final AtomicLong STREAMING_OPS = new AtomicLong();
 
     private final RecoverableStep host;
     private final SharpTeam team;
@@ -393,9 +395,13 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
         long base = address(buf);
         long src = base + off + first * t.size;
         long dst = outAddr[cur] + first * t.size;
+        int mode = SharpAbi.AGGREGATION_NONE;
+        if (nb >= satBytes) {
+            mode = SharpAbi.AGGREGATION_STREAMING;
+            STREAMING_OPS.incrementAndGet();
+        }
         return team.allreduceNb(src, team.mr(0, src, nb, base, base + buf.capacity()), dst,
-                team.mr(1, dst, nb, outAddr[cur], outAddr[cur] + cap), nb, n, DTYPE[t.ordinal()], OP[op.ordinal()],
-                nb >= satBytes ? SharpAbi.AGGREGATION_STREAMING : SharpAbi.AGGREGATION_NONE);
+                team.mr(1, dst, nb, outAddr[cur], outAddr[cur] + cap), nb, n, DTYPE[t.ordinal()], OP[op.ordinal()], mode);
     }
 
     /**
