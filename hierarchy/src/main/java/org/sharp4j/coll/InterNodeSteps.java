@@ -5,7 +5,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.ServiceLoader;
 import org.sharp4j.Config;
 import org.sharp4j.Sharp4jException;
 import org.sharp4j.bootstrap.Bootstrap;
@@ -15,6 +14,7 @@ import org.sharp4j.shm.Waiter;
 import org.sharp4j.spi.InterNodeContext;
 import org.sharp4j.spi.InterNodeProvider;
 import org.sharp4j.spi.InterNodeStep;
+import org.sharp4j.spi.Plugins;
 import org.sharp4j.topology.Topology;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -81,7 +81,7 @@ final class InterNodeSteps {
         InterNodeContext ctx = new InterNodeContext(boot, cfg, topo, waiter);
         List<InterNodeProvider> all = new ArrayList<>();
         all.add(SHARED_MEMORY);
-        ServiceLoader.load(InterNodeProvider.class).forEach(all::add);
+        all.addAll(Plugins.load(InterNodeProvider.class, new ArrayList<>()));
         List<InterNodeProvider> hosts = new ArrayList<>();
         List<InterNodeProvider> offloads = new ArrayList<>();
         for (InterNodeProvider pr : all) {
