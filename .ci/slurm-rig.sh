@@ -97,12 +97,17 @@ down() {
   for f in "$dir"/ctld/slurmctld.pid "$dir"/host*/slurmd.pid; do
     [ -f "$f" ] || continue
     pid=$(cat "$f" 2>/dev/null || true)
-    [ -z "$pid" ] || kill -9 "$pid" 2>/dev/null || true
+    [ -n "$pid" ] || continue
+    pkill -9 -P "$pid" 2>/dev/null || true   # slurmctld's slurmscriptd
+    kill -9 "$pid" 2>/dev/null || true
   done
   bash "$rig" down
   # slurmctld started by an earlier up whose pid file is gone: only ours, by its config file.
   for pid in $(pgrep -x slurmctld 2>/dev/null || true); do
-    if tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "-f $conf"; then kill -9 "$pid" 2>/dev/null || true; fi
+    if tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "-f $conf"; then
+      pkill -9 -P "$pid" 2>/dev/null || true
+      kill -9 "$pid" 2>/dev/null || true
+    fi
   done
   rm -rf "$dir"
 }
