@@ -12,8 +12,9 @@
 #   .ci/slurm-rig.sh exec -- CMD..       run CMD (srun, sinfo, ...) against the cluster that is up (SLURM_CONF set)
 #   .ci/slurm-rig.sh run [HOSTS] -- CMD  up, CMD, down (also on error or signal); CMD's exit code
 #
-# Settings (environment): RIG_ID and RIG_NET as for .ci/netns-rig.sh, SLURM_RIG_PORT the controller's port (default 6917; slurmd listens on +1 in each
-# namespace, srun on +2..+101 in the root namespace).
+# Settings (environment): RIG_ID and RIG_NET as for .ci/netns-rig.sh; SLURM_RIG_PORT the
+# controller's port (default 6917; slurmd listens on +1 in each namespace, srun on +2..+101 in the
+# root namespace). The help below stops at the "set -e" line.
 #
 # Example, 3 hosts x 2 ranks of a sharp4j program, bootstrapped by Slurm's PMIx server:
 #   .ci/slurm-rig.sh run 3 -- srun --mpi=pmix -N 3 -n 6 java -Dsharp4j.ucx.tls=tcp -cp "$CP" org.sharp4j.launch.AllreduceDemo
@@ -187,7 +188,7 @@ case "${1:-}" in
     exit $rc
     ;;
   *)
-    sed -n '2,22p' "$self" | sed 's/^# \{0,1\}//'
+    sed -n '2,/^set -euo/p' "$self" | sed '$d' | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
