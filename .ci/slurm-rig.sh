@@ -14,7 +14,7 @@
 #
 # Settings (environment): RIG_ID and RIG_NET as for .ci/netns-rig.sh; SLURM_RIG_PORT the
 # controller's port (default 6917; slurmd listens on +1 in each namespace, srun on +2..+101 in the
-# root namespace). The help below stops at the "set -e" line.
+# root namespace).
 #
 # Example, 3 hosts x 2 ranks of a sharp4j program, bootstrapped by Slurm's PMIx server:
 #   .ci/slurm-rig.sh run 3 -- srun --mpi=pmix -N 3 -n 6 java -Dsharp4j.ucx.tls=tcp -cp "$CP" org.sharp4j.launch.AllreduceDemo
