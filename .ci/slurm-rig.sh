@@ -24,6 +24,7 @@ RIG_ID=${RIG_ID:-s4j}
 RIG_NET=${RIG_NET:-10.231.77}
 PORT=${SLURM_RIG_PORT:-6917}
 export RIG_ID RIG_NET
+export PATH="$PATH:/usr/sbin:/sbin"   # slurmctld and slurmd live in sbin, not always on a test runner's PATH
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 self=$here/$(basename "${BASH_SOURCE[0]}")
 rig=$here/netns-rig.sh
