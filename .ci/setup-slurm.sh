@@ -11,7 +11,10 @@ export DEBIAN_FRONTEND=noninteractive
 log() { echo "[setup-slurm] $*"; }
 [ "$(id -u)" -eq 0 ] || { echo "setup-slurm.sh: run as root" >&2; exit 1; }
 
-pkgs=(slurmctld slurmd slurm-client)
+# slurm-wlm-basic-plugins declares no dependency on PMIx, but its mpi_pmix_v4.so dlopens
+# /usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so, the unversioned name that only libpmix-dev ships
+# (without it: "pmi/pmix: can not load PMIx library"). libpmix2 is also what sharp4j's PMIx bootstrap loads.
+pkgs=(slurmctld slurmd slurm-client libpmix2 libpmix-dev)
 need=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || need+=("$p"); done
 if [ ${#need[@]} -gt 0 ]; then
@@ -26,8 +29,10 @@ if [ ${#need[@]} -gt 0 ]; then
     done
   fi
 else
-  log "Slurm $(dpkg-query -W -f '${Version}' slurmd) already installed"
+  log "Slurm $(dpkg-query -W -f '${Version}' slurmd) and libpmix already installed"
 fi
 plugin=$(dpkg -L slurm-wlm-basic-plugins | grep -m1 '/mpi_pmix_v4\.so$' || true)
 [ -n "$plugin" ] || { echo "setup-slurm.sh: slurm-wlm-basic-plugins has no mpi_pmix_v4.so" >&2; exit 1; }
-log "PMIx plugin: $plugin"
+lib=$(dpkg -L libpmix-dev | grep -m1 '/pmix2/lib/libpmix\.so$' || true)
+[ -n "$lib" ] && [ -e "$lib" ] || { echo "setup-slurm.sh: libpmix-dev has no pmix2/lib/libpmix.so (mpi_pmix_v4 loads it)" >&2; exit 1; }
+log "PMIx plugin: $plugin (loads $lib)"
