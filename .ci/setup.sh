@@ -2,6 +2,7 @@
 # Installs everything the build and the tests need on a Debian 12 machine (idempotent; root
 # for the first run): a JDK and Maven if missing, gcc/make for the SHARP emulator, UCX (libucx0,
 # the native side of the fallback module's jucx), then Open MPI, iproute2 and mpi.jar (setup-mpi.sh).
+# Then Slurm with its PMIx plugin (setup-slurm.sh), for the tests on the Slurm rig.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export DEBIAN_FRONTEND=noninteractive
@@ -25,3 +26,4 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get install -y -q --no-install-recommends "${need[@]}" </dev/null
 fi
 bash "$here/setup-mpi.sh"
+bash "$here/setup-slurm.sh"   # slurmctld, slurmd, srun with its PMIx plugin: for SlurmNetnsOsuTest on the Slurm rig

@@ -5,7 +5,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.ServiceLoader;
 import org.sharp4j.Config;
 import org.sharp4j.Sharp4jException;
 import org.sharp4j.bootstrap.Bootstrap;
@@ -15,6 +14,7 @@ import org.sharp4j.shm.Waiter;
 import org.sharp4j.spi.InterNodeContext;
 import org.sharp4j.spi.InterNodeProvider;
 import org.sharp4j.spi.InterNodeStep;
+import org.sharp4j.spi.Plugins;
 import org.sharp4j.topology.Topology;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -81,7 +81,9 @@ final class InterNodeSteps {
         InterNodeContext ctx = new InterNodeContext(boot, cfg, topo, waiter);
         List<InterNodeProvider> all = new ArrayList<>();
         all.add(SHARED_MEMORY);
-        ServiceLoader.load(InterNodeProvider.class).forEach(all::add);
+        List<String> skipped = new ArrayList<>(); // plugins that could not load, e.g. UCX's without jucx
+        all.addAll(Plugins.load(InterNodeProvider.class, skipped));
+        String notLoaded = skipped.isEmpty() ? "" : "; plugin(s) skipped: " + String.join("; ", skipped);
         List<InterNodeProvider> hosts = new ArrayList<>();
         List<InterNodeProvider> offloads = new ArrayList<>();
         for (InterNodeProvider pr : all) {
@@ -94,7 +96,7 @@ final class InterNodeSteps {
             if (hosts.isEmpty()) {
                 throw new Sharp4jException("sharp4j.internode=" + forced + " names no inter-node host path on the class path"
                         + " (known: " + String.join(", ", all.stream().filter(h -> !h.offload()).map(InterNodeProvider::id)
-                                .toArray(String[]::new)) + ")");
+                                .toArray(String[]::new)) + notLoaded + ")");
             }
         }
         List<String> why = new ArrayList<>();
@@ -110,7 +112,8 @@ final class InterNodeSteps {
         if (host == null) {
             throw new Sharp4jException("the job spans " + topo.nodeCount() + " nodes" + (topo.singleHost() ? " (simulated on one host)"
                     : " on different hosts") + " but no inter-node "
-                    + "transport is usable" + (why.isEmpty() ? "" : " (" + String.join("; ", why) + ")")
+                    + "transport is usable" + (why.isEmpty() && skipped.isEmpty() ? "" : " (" + String.join("; ", why)
+                            + (why.isEmpty() ? notLoaded.substring(2) : notLoaded) + ")")
                     + (forced.equals("auto") ? ": put the fallback (UCX) module on the class path, or run all ranks on one host"
                             : " (forced by sharp4j.internode=" + forced + ")"));
         }

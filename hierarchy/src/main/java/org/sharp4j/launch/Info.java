@@ -2,7 +2,6 @@ package org.sharp4j.launch;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.ServiceLoader;
 import org.sharp4j.Communicator;
 import org.sharp4j.Config;
 import org.sharp4j.Sharp4j;
@@ -10,6 +9,7 @@ import org.sharp4j.bootstrap.Bootstrap;
 import org.sharp4j.coll.Engine;
 import org.sharp4j.spi.InterNodeContext;
 import org.sharp4j.spi.InterNodeProvider;
+import org.sharp4j.spi.Plugins;
 import org.sharp4j.topology.Topology;
 import org.sharp4j.tuning.Collective;
 import org.sharp4j.tuning.CompiledTable;
@@ -59,7 +59,11 @@ public final class Info {
         sb.append("  inter-node phase in use: ").append(comm.interNode()).append('\n');
 
         List<InterNodeProvider> providers = new ArrayList<>();
-        ServiceLoader.load(InterNodeProvider.class).forEach(providers::add);
+        List<String> skipped = new ArrayList<>();
+        providers.addAll(Plugins.load(InterNodeProvider.class, skipped));
+        for (String s : skipped) {
+            sb.append("  plugin skipped: ").append(s).append('\n');
+        }
         InterNodeContext ctx = new InterNodeContext(new LocalOnly(comm.rank(), comm.size()), cfg, t, e.waiter());
         sb.append(sharpLine(providers, ctx, comm, t));
         sb.append(ucxLine(providers, ctx));

@@ -1,7 +1,6 @@
 package org.sharp4j.mpi;
 
 import mpi.MPI;
-import mpi.MPIException;
 import org.sharp4j.Sharp4jException;
 import org.sharp4j.bootstrap.Bootstrap;
 import org.sharp4j.spi.BootstrapProvider;
@@ -34,7 +33,9 @@ public final class MpiBootstrapProvider implements BootstrapProvider {
                 return "MPI.COMM_WORLD has one rank (not started by mpirun)";
             }
             return null;
-        } catch (MPIException | LinkageError e) {
+        } catch (Exception | LinkageError e) {
+            // Not "catch (MPIException ...)": the verifier would load that class with this one, and
+            // a class path without mpi.jar could not even instantiate the provider to be told so.
             return "the Open MPI Java bindings do not work here: " + e;
         }
     }

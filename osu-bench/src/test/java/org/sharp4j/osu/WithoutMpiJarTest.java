@@ -29,6 +29,25 @@ class WithoutMpiJarTest {
         assertTrue(c.err().contains("--compare mpi needs Open MPI's mpi.jar on the class path"), c::toString);
     }
 
+    /**
+     * The README's class path without mpi.jar, programs started alone: the mpi module's bootstrap
+     * plugin is on it but cannot work and is passed over (it used to end in
+     * ServiceConfigurationError: NoClassDefFoundError mpi/MPIException); nothing says this is one
+     * rank of a larger job, so sharp4j runs as a job of one rank, and the OSU port says, as OSU does,
+     * that it needs two.
+     */
+    @Test
+    void programsStartedAloneWithoutMpiJarRunAsOneRank() throws Exception {
+        Procs.Result d = Procs.run(noMpiCommand("org.sharp4j.launch.AllreduceDemo"), 120);
+        assertEquals(0, d.exit(), d::toString);
+        assertTrue(d.out().contains("rank 0 of 1: sum of ranks = 0, ranks counted = 1"), d::toString);
+        assertFalse(d.err().contains("Exception") || d.err().contains("Error"), d::toString);
+
+        Procs.Result r = Procs.run(noMpiCommand("org.sharp4j.osu.OsuAllreduce", "-m", "8:16", "-i", "10", "-x", "2", "-c"), 120);
+        assertEquals(1, r.exit(), r::toString);
+        assertEquals("This test requires at least two processes", r.err().trim(), r::toString);
+    }
+
     @Test
     void sharp4jRunsUnderTheEmbeddedLauncherWithoutMpiJar() throws Exception {
         Procs.Result r = Procs.run(noMpiCommand("org.sharp4j.launch.LocalLauncher", "-np", "2", "osu_allreduce",

@@ -21,9 +21,9 @@ import org.sharp4j.bootstrap.Bootstrap;
  * {@code PMIx_Commit}, {@code PMIx_Fence} over the whole namespace with {@code PMIX_COLLECT_DATA},
  * then one {@code PMIx_Get} per rank.
  *
- * <p>JNA ({@code net.java.dev.jna:jna}) is an optional dependency of sharp4j: only this class
- * needs it. The library is looked for under the name in {@code sharp4j.pmix.library} (if set),
- * then {@link #LIBRARY_NAMES}.
+ * <p>JNA ({@code net.java.dev.jna:jna}) is a (required) dependency of sharp4j-hierarchy for this
+ * class. The library is looked for under the name in {@code sharp4j.pmix.library} (if set), then
+ * {@link #LIBRARY_NAMES}.
  *
  * <p>The C structures are laid out by hand for PMIx 4.x on LP64 Linux (x86_64, aarch64); offsets
  * checked against {@code pmix_common.h} of PMIx 4.2 by {@code PmixAbiTest} (a C program, when gcc
