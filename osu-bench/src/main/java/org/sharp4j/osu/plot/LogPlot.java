@@ -104,6 +104,20 @@ public final class LogPlot {
             return this;
         }
 
+        public String name() {
+            return name;
+        }
+
+        /** The highlighted points, or null. */
+        public boolean[] highlights() {
+            return highlight == null ? null : highlight.clone();
+        }
+
+        /** The error bars, or null. */
+        public double[] errors() {
+            return err == null ? null : err.clone();
+        }
+
         /** Points drawn larger with a black ring (e.g. the algorithm the tuner chose at that size). */
         public Line highlight(boolean[] h) {
             if (h.length != x.length) {
@@ -157,6 +171,10 @@ public final class LogPlot {
         this.highlightLegend = text;
     }
 
+    public String title() {
+        return title;
+    }
+
     public List<Line> lines() {
         return List.copyOf(lines);
     }
@@ -177,7 +195,7 @@ public final class LogPlot {
     // ---- ticks ----
 
     /** Powers of two from 2^lo to 2^hi, every {@code step}-th exponent labelled. */
-    static String bytesLabel(double v) {
+    public static String bytesLabel(double v) {
         long n = Math.round(v);
         String[] units = {"", "K", "M", "G", "T"};
         int u = 0;
@@ -198,27 +216,34 @@ public final class LogPlot {
         return new BigDecimal(String.format(Locale.ROOT, "%.6g", v)).stripTrailingZeros().toPlainString();
     }
 
-    /** The y ticks in [lo, hi]: 1-2-5 per decade when that gives 3 or more that fit, denser or sparser otherwise. */
+    /**
+     * The y ticks in [lo, hi]: the sparsest of decades, 1-2-5, 1-2-3-5 and 1-1.5-2-3-4-5-7 per decade that
+     * gives five ticks or more within {@code maxTicks}; the densest that fits when none gives five; every
+     * n-th decade when even decades are too many.
+     */
     static List<Double> yTicks(double lo, double hi, int maxTicks) {
-        double[][] levels = {{1, 1.5, 2, 3, 4, 5, 7}, {1, 2, 5}, {1}};
-        List<List<Double>> cands = new ArrayList<>();
+        double[][] levels = {{1}, {1, 2, 5}, {1, 2, 3, 5}, {1, 1.5, 2, 3, 4, 5, 7}};
+        List<Double> densestFitting = null;
         for (double[] m : levels) {
-            cands.add(ticksOf(lo, hi, m, 1));
+            List<Double> t = ticksOf(lo, hi, m, 1);
+            if (t.size() > maxTicks) {
+                break;
+            }
+            densestFitting = t;
+            if (t.size() >= 5) {
+                return t;
+            }
         }
-        List<Double> mid = cands.get(1);
-        if (mid.size() >= 3 && mid.size() <= maxTicks) {
-            return mid;
+        if (densestFitting != null) {
+            return densestFitting;
         }
-        if (mid.size() < 3 && cands.get(0).size() <= maxTicks) {
-            return cands.get(0);
-        }
-        for (int every = 1; every < 100; every++) {
+        for (int every = 2; every < 100; every++) {
             List<Double> d = ticksOf(lo, hi, new double[] {1}, every);
             if (d.size() <= maxTicks) {
                 return d;
             }
         }
-        return cands.get(2);
+        return ticksOf(lo, hi, new double[] {1}, 100);
     }
 
     private static List<Double> ticksOf(double lo, double hi, double[] mantissas, int decadeStep) {
