@@ -120,7 +120,8 @@ public final class OsuOptions {
             + "one after the other for each size, and add the ratio sharp4j/MPI (run under mpirun)")
     String compare;
 
-    @Option(names = "--csv", paramLabel = "FILE", description = "also write the rows to FILE (rank 0)")
+    @Option(names = "--csv", paramLabel = "FILE", description = "also write the rows to FILE (rank 0): collective, ranks, nodes, backend, datatype, size and every "
+            + "statistic (all of -f; the -z percentiles), one row per message size")
     Path csv;
 
     @Option(names = "--jit-warmup", paramLabel = "N", description = "untimed calls before each table so that the JIT has "
