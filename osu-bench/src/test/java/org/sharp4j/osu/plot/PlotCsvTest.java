@@ -345,6 +345,27 @@ class PlotCsvTest {
         assertDrawn(readPng(png, 1000, 650));
     }
 
+    /** The port's --compare stdout: both libraries, their P10/P90 bands, the ratio column ignored. */
+    @Test
+    void readsComparisonTextOutput() throws Exception {
+        int[] pct = {10, 50, 90};
+        Table t = new Table(Kind.ALLREDUCE, true, true, pct, true, new Table.RunInfo(Table.SHARP4J, 2, 1));
+        StringBuilder sb = new StringBuilder(t.preamble()).append("# Datatype: MPI_DOUBLE.\n").append(t.header()).append('\n');
+        for (long size : new long[] {8, 16, 32}) {
+            sb.append(t.row(size, stats(size, 1, pct), stats(size, 2, pct))).append('\n');
+        }
+        Path f = Files.writeString(dir.resolve("cmp.txt"), sb.toString());
+        OsuCsv c = OsuCsv.read(f);
+        assertEquals(2, c.ranks());
+        assertEquals(1, c.nodes());
+        List<OsuCsv.Series> s = c.series("avg", "x", "p10", "p90");
+        assertEquals(List.of("sharp4j", "Open MPI Java"), s.stream().map(OsuCsv.Series::backend).toList());
+        assertEquals("MPI_DOUBLE", s.get(1).datatype());
+        assertEquals(stats(16, 2, pct).avg(), s.get(1).latencies()[1], 0.005);
+        assertEquals(stats(32, 2, pct).tails()[2], s.get(1).hi()[2], 0.005);
+        assertEquals(stats(8, 1, pct).tails()[0], s.get(0).lo()[0], 0.005);
+    }
+
     @Test
     void ticksArePowersOfTwoAndOneTwoFive() {
         assertEquals("8", LogPlot.bytesLabel(8));
