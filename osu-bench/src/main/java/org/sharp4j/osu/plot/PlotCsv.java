@@ -322,7 +322,8 @@ public final class PlotCsv implements Callable<Integer> {
                     err.println("sharp4j-plot: " + c.file() + ": barrier latency 0 left out (not drawable on a log axis)");
                     continue;
                 }
-                String name = unique(used, s.backend() + " barrier", c);
+                String l = label(csvs, c, s, false);
+                String name = unique(used, l.contains("barrier") ? l : l + " barrier", c);
                 plot.add(name, new double[] {minX, maxX}, new double[] {v, v}).color(colourOf(s.backend(), used.size()))
                         .marker(LogPlot.Marker.NONE).dashed();
             }
