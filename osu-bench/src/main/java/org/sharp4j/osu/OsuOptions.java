@@ -17,7 +17,9 @@ import picocli.CommandLine.Option;
  * The command line of osu_allreduce, osu_reduce and osu_barrier: OMB 7.x's options (each
  * benchmark accepts the ones OMB gives it: {@code -k} only for reduce; barrier takes no
  * {@code -c -T -l -a}), OMB-J's {@code -a buffer|arrays}, and {@code --backend}, {@code --compare},
- * {@code --csv} of this port.
+ * {@code --csv} of this port. OMB 7.4's options that the port does not implement ({@code -M -u -G -P -I -d},
+ * OMB's numeric {@code -a SIZE}, {@code -clog:DIR}) are accepted and ignored with one warning line on
+ * stderr ({@link #ignoredOptions()}), so that an OMB command line runs unchanged.
  */
 @Command(sortOptions = false,
         description = "OSU Micro-Benchmarks 7.4 methodology on sharp4j (and Open MPI's Java bindings with --backend/--compare mpi).")
