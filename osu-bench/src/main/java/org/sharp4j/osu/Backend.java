@@ -18,6 +18,11 @@ public interface Backend extends AutoCloseable {
 
     int size();
 
+    /** Nodes (hosts) the job spans as this library sees them, or -1 when it cannot tell. */
+    default int nodes() {
+        return -1;
+    }
+
     /** Null when this backend reduces {@code type}, else why not. */
     default String unsupported(ElemType type) {
         return null;

@@ -258,7 +258,9 @@ public final class Osu {
             return 1;
         }
         boolean compare = backends.size() > 1;
-        Table table = new Table(kind, o.full(), o.validation(), o.percentiles(), compare);
+        int nodes = lead.nodes(); // collective on MPI: every rank calls it
+        Table table = new Table(kind, o.full(), o.validation(), o.percentiles(), compare,
+                new Table.RunInfo(o.mpiBackend() ? Table.OPEN_MPI_JAVA : Table.SHARP4J, size, nodes));
         PrintWriter csv = null;
         if (print && o.csv() != null) {
             try {
@@ -269,8 +271,7 @@ public final class Osu {
         }
         try {
             if (print) {
-                out.println();
-                out.println(o.title());
+                out.print(table.preamble());
                 out.flush();
             }
             if (csv != null) {
@@ -320,7 +321,7 @@ public final class Osu {
                     jitWarmupAll(o, backends.get(j), bufs[j], counts, type.bytes);
                 }
                 if (print) {
-                    out.println("# Datatype: " + type.mpiName + ".");
+                    out.println(Table.datatypeLine(type));
                     out.println(table.header());
                     out.flush();
                 }

@@ -17,7 +17,9 @@ import picocli.CommandLine.Option;
  * The command line of osu_allreduce, osu_reduce and osu_barrier: OMB 7.x's options (each
  * benchmark accepts the ones OMB gives it: {@code -k} only for reduce; barrier takes no
  * {@code -c -T -l -a}), OMB-J's {@code -a buffer|arrays}, and {@code --backend}, {@code --compare},
- * {@code --csv} of this port.
+ * {@code --csv} of this port. OMB 7.4's options that the port does not implement ({@code -M -u -G -P -I -d},
+ * OMB's numeric {@code -a SIZE}, {@code -clog:DIR}) are accepted and ignored with one warning line on
+ * stderr ({@link #ignoredOptions()}), so that an OMB command line runs unchanged.
  */
 @Command(sortOptions = false,
         description = "OSU Micro-Benchmarks 7.4 methodology on sharp4j (and Open MPI's Java bindings with --backend/--compare mpi).")
@@ -62,8 +64,10 @@ public final class OsuOptions {
             + "(default 100 up to 8 KiB, 10 above)")
     Integer warmup;
 
-    @Option(names = {"-c", "--validation"}, description = "check every result (adds a Pass/Fail column; exits 1 on a failure)")
-    boolean validate;
+    @Option(names = {"-c", "--validation"}, arity = "0..1", fallbackValue = "", paramLabel = "log:DIR",
+            description = "check every result (adds a Pass/Fail column; exits 1 on a failure). OMB's -clog:DIR "
+                    + "(log the failures to DIR) is accepted; the log part is ignored with a warning")
+    String validate;
 
     @Option(names = {"-T", "--type"}, paramLabel = "TYPE", split = ",", description = "[all,char,int,long,float,double] "
             + "(mpi_ prefix optional; repeat or comma-separate for several tables). Default: float. char (1 byte) runs on "
@@ -82,8 +86,33 @@ public final class OsuOptions {
             description = "print tail latencies (default P50, P90, P99; -z1-99,.. for others, up to 5)")
     String tailLat;
 
-    @Option(names = {"-a", "--api"}, paramLabel = "buffer|arrays", description = "direct ByteBuffers (default) or Java arrays")
+    @Option(names = {"-a", "--api", "--array-size"}, paramLabel = "buffer|arrays", description = "direct ByteBuffers (default) or "
+            + "Java arrays (OMB-J's -a). A number is OMB's -a/--array-size SIZE (GPU dummy compute): accepted and ignored")
     String api;
+
+    // OMB 7.4's options that this port does not implement (util/osu_util_options.h, OMBOP__COLLECTIVE__ALL_REDUCE,
+    // __REDUCE and __BARRIER, plus -d of accelerator builds): accepted and ignored with one warning line, so that an
+    // OMB command line runs unchanged instead of ending at the usage.
+    @Option(names = {"-M", "--mem-limit"}, paramLabel = "SIZE", description = "OMB: per-process memory limit. Accepted and ignored")
+    String ignoredMemLimit;
+
+    @Option(names = {"-u", "--validation-warmup"}, paramLabel = "ITR", description = "OMB: warmup iterations of validation. "
+            + "Accepted and ignored")
+    String ignoredValidationWarmup;
+
+    @Option(names = {"-G", "--graph"}, paramLabel = "tty,png,pdf", description = "OMB: graph of per-iteration values. "
+            + "Accepted and ignored (see sharp4j-plot)")
+    String ignoredGraph;
+
+    @Option(names = {"-P", "--papi"}, paramLabel = "EVENTS:PATH", description = "OMB: PAPI counters. Accepted and ignored")
+    String ignoredPapi;
+
+    @Option(names = {"-I", "--session"}, description = "OMB: MPI-4 session initialisation. Accepted and ignored")
+    boolean ignoredSession;
+
+    @Option(names = {"-d", "--accelerator"}, paramLabel = "TYPE", description = "OMB: device buffers (cuda, managed, openacc, rocm). "
+            + "Accepted and ignored: this port uses host memory")
+    String ignoredAccelerator;
 
     @Option(names = "--backend", paramLabel = "sharp4j|mpi", description = "library to measure (default sharp4j; mpi runs "
             + "the same loop on Open MPI's Java bindings under mpirun)")
@@ -93,7 +122,8 @@ public final class OsuOptions {
             + "one after the other for each size, and add the ratio sharp4j/MPI (run under mpirun)")
     String compare;
 
-    @Option(names = "--csv", paramLabel = "FILE", description = "also write the rows to FILE (rank 0)")
+    @Option(names = "--csv", paramLabel = "FILE", description = "also write the rows to FILE (rank 0): collective, ranks, nodes, backend, datatype, size and every "
+            + "statistic (all of -f; the -z percentiles), one row per message size")
     Path csv;
 
     @Option(names = "--jit-warmup", paramLabel = "N", description = "untimed calls before each table so that the JIT has "
@@ -111,6 +141,7 @@ public final class OsuOptions {
     private boolean arrays;
     private boolean mpiBackend;
     private boolean compareMpi;
+    private final List<String> ignored = new ArrayList<>();
 
     /** Outcome of parsing: options to run with, or an exit code when help, version or an error was printed. */
     public static final class Parsed {
@@ -139,8 +170,14 @@ public final class OsuOptions {
         if (kind == Kind.BARRIER) {
             drop.addAll(List.of("-c", "-T", "-l", "-a"));
         }
+        // OMB gives barrier -a (--array-size, GPU dummy compute) but not -c -T -l; the port's -a (buffer|arrays) has
+        // no meaning without data, so barrier gets OMB's -a alone, accepted and ignored.
         for (String d : drop) {
             spec.remove(spec.findOption(d));
+        }
+        if (kind == Kind.BARRIER) {
+            spec.addOption(CommandLine.Model.OptionSpec.builder("-a", "--array-size").paramLabel("SIZE").type(String.class)
+                    .description("OMB: array size of the GPU dummy compute. Accepted and ignored").build());
         }
         return cl;
     }
@@ -167,8 +204,14 @@ public final class OsuOptions {
             if (o.version) {
                 if (print) {
                     out.println(o.title());
+                    out.println(Table.portLine(o.library(), -1, -1));
                 }
                 return new Parsed(null, 0);
+            }
+            if (print && !o.ignored.isEmpty()) {
+                err.println(kind.program + ": warning: ignoring OMB option" + (o.ignored.size() > 1 ? "s" : "")
+                        + " this port does not implement: " + String.join(" ", o.ignored));
+                err.flush();
             }
             return new Parsed(o, 0);
         } catch (CommandLine.ParameterException e) {
@@ -187,6 +230,7 @@ public final class OsuOptions {
     }
 
     private void validate(CommandLine cl) {
+        collectIgnored(cl);
         if (messageSize != null) {
             parseMessageSize(cl, messageSize);
         }
@@ -255,7 +299,7 @@ public final class OsuOptions {
                 throw bad(cl, "Invalid root rank (fixed:RANK or rotate)", "-k", rootRank);
             }
         }
-        if (api != null) {
+        if (api != null && !isInteger(api)) {
             String a = api.trim().toLowerCase(Locale.ROOT);
             if (a.equals("arrays") || a.equals("array")) {
                 arrays = true;
@@ -280,6 +324,48 @@ public final class OsuOptions {
             }
             compareMpi = true;
         }
+    }
+
+    /** The OMB-only options given, as typed (short name and value), in command-line order. */
+    private void collectIgnored(CommandLine cl) {
+        for (CommandLine.Model.ArgSpec a : cl.getParseResult().matchedArgs()) {
+            if (!(a instanceof CommandLine.Model.OptionSpec)) {
+                continue;
+            }
+            CommandLine.Model.OptionSpec opt = (CommandLine.Model.OptionSpec) a;
+            String name = opt.shortestName();
+            Object v = opt.getValue();
+            String shown;
+            switch (name) {
+                case "-M", "-u", "-G", "-P", "-d" -> shown = name + " " + v;
+                case "-I" -> shown = name;
+                case "-a" -> {
+                    if (kind != Kind.BARRIER && !isInteger(String.valueOf(v))) {
+                        continue; // the port's -a buffer|arrays
+                    }
+                    shown = "-a " + v;
+                }
+                case "-c" -> {
+                    if (v == null || String.valueOf(v).isEmpty()) {
+                        continue;
+                    }
+                    shown = "-c" + v; // OMB's -clog:DIR
+                }
+                default -> {
+                    continue;
+                }
+            }
+            ignored.add(shown);
+        }
+    }
+
+    private static boolean isInteger(String s) {
+        return s.trim().matches("[+-]?\\d+");
+    }
+
+    /** The OMB-only options of the command line that are accepted and ignored (e.g. {@code -M 1G}, {@code -I}). */
+    public List<String> ignoredOptions() {
+        return List.copyOf(ignored);
     }
 
     private void parseMessageSize(CommandLine cl, String v) {
@@ -328,7 +414,7 @@ public final class OsuOptions {
     }
 
     public boolean validation() {
-        return validate && kind.hasData();
+        return validate != null && kind.hasData();
     }
 
     public boolean inPlace() {
@@ -425,9 +511,13 @@ public final class OsuOptions {
         return out;
     }
 
-    /** OMB's title line, e.g. {@code # OSU MPI Allreduce Latency Test v7.4 (sharp4j port)}. */
+    /** OMB's title line, unchanged: {@code # OSU MPI Allreduce Latency Test v7.4}. */
     public String title() {
-        String what = compareMpi ? "sharp4j port: sharp4j vs Open MPI Java" : mpiBackend ? "sharp4j port: Open MPI Java" : "sharp4j port";
-        return "# OSU MPI " + kind.word + " Latency Test v" + OMB_VERSION + " (" + what + ")";
+        return Table.title(kind);
+    }
+
+    /** The measured library as the port line names it: sharp4j, Open MPI Java, or sharp4j vs Open MPI Java. */
+    public String library() {
+        return compareMpi ? Table.SHARP4J + " vs " + Table.OPEN_MPI_JAVA : mpiBackend ? Table.OPEN_MPI_JAVA : Table.SHARP4J;
     }
 }

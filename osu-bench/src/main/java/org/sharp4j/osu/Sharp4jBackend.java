@@ -40,6 +40,11 @@ public final class Sharp4jBackend implements Backend {
     }
 
     @Override
+    public int nodes() {
+        return comm.topology().nodeCount();
+    }
+
+    @Override
     public String unsupported(ElemType type) {
         return type.sharp4j() == null ? NO_CHAR : null;
     }

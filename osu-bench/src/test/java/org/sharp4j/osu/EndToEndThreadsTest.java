@@ -46,9 +46,10 @@ class EndToEndThreadsTest {
         String out = ok(ThreadJob.run(2, Kind.ALLREDUCE, "-m", "8:64", "-i", "50", "-x", "5", "-c")).get(0).out();
         String[] lines = out.split("\\R");
         assertEquals("", lines[0], out);
-        assertEquals("# OSU MPI Allreduce Latency Test v7.4 (sharp4j port)", lines[1]);
-        assertEquals("# Datatype: MPI_FLOAT.", lines[2]);
-        assertEquals("# Size         Avg Latency(us)          Validation", lines[3]);
+        assertEquals("# OSU MPI Allreduce Latency Test v7.4", lines[1]);
+        assertTrue(lines[2].matches("# sharp4j port: library sharp4j, 2 ranks, 1 nodes?"), lines[2]);
+        assertEquals("# Datatype: MPI_FLOAT.", lines[3]);
+        assertEquals("# Size       Avg Latency(us)        Validation", lines[4]);
         List<String[]> rows = rows(out);
         assertEquals(4, rows.size(), out);
         long size = 8;
@@ -59,14 +60,14 @@ class EndToEndThreadsTest {
             assertEquals("Pass", r[2], out);
             size *= 2;
         }
-        Matcher m = Pattern.compile("(?m)^8 {20,}\\d+\\.\\d\\d {16}Pass$").matcher(out);
+        Matcher m = Pattern.compile("(?m)^8 {20,}\\d+\\.\\d\\d {14}Pass$").matcher(out);
         assertTrue(m.find(), "OMB's column layout: " + out);
     }
 
     @Test
     void barrier() {
         String out = ok(ThreadJob.run(2, Kind.BARRIER, "-i", "50")).get(0).out();
-        assertTrue(out.contains("# OSU MPI Barrier Latency Test v7.4 (sharp4j port)\n# Avg Latency(us)\n"), out);
+        assertTrue(out.startsWith("\n# OSU MPI Barrier Latency Test v7.4\n# sharp4j port: library sharp4j, 2 ranks, 1 node\n# Avg Latency(us)\n"), out);
         List<String[]> rows = rows(out);
         assertEquals(1, rows.size(), out);
         assertEquals(1, rows.get(0).length);
@@ -90,10 +91,11 @@ class EndToEndThreadsTest {
             assertTrue(Double.parseDouble(r[2]) <= Double.parseDouble(r[1]) && Double.parseDouble(r[1]) <= Double.parseDouble(r[3]), out);
         }
         List<String> lines = Files.readAllLines(csv);
-        assertEquals("datatype,size_bytes,avg_us,min_us,max_us,iterations,validation,p50_us,p90_us,p99_us", lines.get(0));
+        assertEquals("collective,ranks,nodes,backend,datatype,size_bytes,avg_us,min_us,max_us,iterations,validation,p50_us,p90_us,p99_us",
+                lines.get(0));
         assertEquals(8, lines.size());
-        assertTrue(lines.get(1).startsWith("MPI_INT,4,"), lines.get(1));
-        assertTrue(lines.get(7).startsWith("MPI_DOUBLE,32,"), lines.get(7));
+        assertTrue(lines.get(1).startsWith("reduce,2,1,sharp4j,MPI_INT,4,"), lines.get(1));
+        assertTrue(lines.get(7).startsWith("reduce,2,1,sharp4j,MPI_DOUBLE,32,"), lines.get(7));
         assertTrue(lines.get(7).contains(",20,Pass,"), lines.get(7));
     }
 

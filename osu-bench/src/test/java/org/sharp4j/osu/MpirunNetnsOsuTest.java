@@ -187,7 +187,7 @@ class MpirunNetnsOsuTest {
         Procs.Result r = mpirun(6, opts, "org.sharp4j.osu.OsuAllreduce", "-c", "-m", "8:1024", "-i", "50", "-x", "10",
                 "--jit-warmup", "0"); // checking, not timing: without the JIT warm-up of 30000 calls (~10 s here)
         assertEquals(0, r.exit(), r::toString);
-        assertTrue(r.out().contains("# OSU MPI Allreduce Latency Test v7.4 (sharp4j port)"), r::toString);
+        assertTrue(r.out().contains("# OSU MPI Allreduce Latency Test v7.4\n# sharp4j port: library sharp4j, 6 ranks, 3 nodes\n"), r::toString);
         List<String[]> rows = EndToEndThreadsTest.rows(r.out());
         assertEquals(8, rows.size(), r::toString); // 8, 16, ..., 1024 bytes
         for (int i = 0; i < rows.size(); i++) {

@@ -114,6 +114,42 @@ class OptionsTest {
         rejected(Kind.BARRIER, "Unknown option", "-T", "int");
     }
 
+    /** OMB 7.4's options that the port does not implement run anyway, with exactly one warning line naming them. */
+    @Test
+    void ombOnlyOptionsAreIgnoredWithOneWarningLine() {
+        Result r = parse(Kind.ALLREDUCE, "-M", "1073741824", "-f", "-u", "3", "-G", "png", "-P", "PAPI_L1_DCM:/tmp/p", "-I",
+                "-d", "cuda", "-a", "32", "-clog:/tmp/v", "-m", "8:16");
+        assertEquals(0, r.exit(), r::toString);
+        assertEquals("", r.out());
+        assertEquals("osu_allreduce: warning: ignoring OMB options this port does not implement: -M 1073741824 -u 3 -G png "
+                + "-P PAPI_L1_DCM:/tmp/p -I -d cuda -a 32 -clog:/tmp/v" + System.lineSeparator(), r.err());
+        OsuOptions o = r.options();
+        assertTrue(o.full() && o.validation(), "the implemented options still apply");
+        assertFalse(o.arrays(), "-a 32 is OMB's array size, not the port's -a arrays");
+        assertEquals(List.of(8L, 16L), o.sizes(ElemType.FLOAT));
+        assertEquals(List.of("-M 1073741824", "-u 3", "-G png", "-P PAPI_L1_DCM:/tmp/p", "-I", "-d cuda", "-a 32", "-clog:/tmp/v"),
+                o.ignoredOptions());
+
+        Result b = parse(Kind.BARRIER, "--mem-limit=1G", "-a", "16", "--session");
+        assertEquals(0, b.exit(), b::toString);
+        assertEquals("osu_barrier: warning: ignoring OMB options this port does not implement: -M 1G -a 16 -I" + System.lineSeparator(), b.err());
+
+        Result plain = parse(Kind.REDUCE, "-c", "-a", "arrays", "-f");
+        assertEquals("", plain.err(), "no warning without OMB-only options");
+        assertTrue(plain.options().arrays() && plain.options().validation());
+
+        Result quiet = parse(Kind.REDUCE, "-I");
+        assertTrue(quiet.options() != null);
+        OsuOptions.Parsed other = OsuOptions.parse(Kind.REDUCE, new String[] {"-I"}, new PrintStream(new ByteArrayOutputStream()),
+                new PrintStream(new ByteArrayOutputStream()) {
+                    @Override
+                    public void println(String x) {
+                        throw new AssertionError("rank != 0 must not warn: " + x);
+                    }
+                }, false);
+        assertTrue(other.run());
+    }
+
     @Test
     void badValuesExit1() {
         rejected(Kind.ALLREDUCE, "Invalid Message Size", "-m", "0:8");
@@ -139,9 +175,11 @@ class OptionsTest {
         assertTrue(h.out().contains("--root-rank"));
         Result v = parse(Kind.ALLREDUCE, "-v");
         assertEquals(0, v.exit());
-        assertEquals("# OSU MPI Allreduce Latency Test v7.4 (sharp4j port)" + System.lineSeparator(), v.out());
-        assertEquals("# OSU MPI Barrier Latency Test v7.4 (sharp4j port: sharp4j vs Open MPI Java)",
-                ok(Kind.BARRIER, "--compare", "mpi").title());
+        String nl = System.lineSeparator();
+        assertEquals("# OSU MPI Allreduce Latency Test v7.4" + nl + "# sharp4j port: library sharp4j" + nl, v.out());
+        assertEquals("# OSU MPI Barrier Latency Test v7.4", ok(Kind.BARRIER, "--compare", "mpi").title());
+        assertEquals("sharp4j vs Open MPI Java", ok(Kind.BARRIER, "--compare", "mpi").library());
+        assertEquals("Open MPI Java", ok(Kind.REDUCE, "--backend", "mpi").library());
     }
 
     @Test

@@ -11,7 +11,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -20,24 +19,23 @@ import java.util.concurrent.Callable;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.CategoryChart;
 import org.knowm.xchart.CategoryChartBuilder;
-import org.knowm.xchart.XYChart;
-import org.knowm.xchart.XYChartBuilder;
-import org.knowm.xchart.XYSeries;
 import org.knowm.xchart.internal.chartpart.Chart;
 import org.knowm.xchart.style.Styler.LegendLayout;
 import org.knowm.xchart.style.Styler.LegendPosition;
-import org.knowm.xchart.style.lines.SeriesLines;
-import org.knowm.xchart.style.markers.SeriesMarkers;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code sharp4j-plot}: draws one or more OSU CSV files ({@code osu_* --csv FILE}) as a PNG. Allreduce
- * and reduce files give latency against message size on log-log axes, one line per backend per file
- * (and per datatype when a file has several); barrier files, which have no sizes, give a bar per
- * backend per file, or a dashed horizontal line when plotted together with sized files.
+ * {@code sharp4j-plot}: draws one or more OSU CSV files ({@code osu_* --csv FILE}), or the stdout of
+ * OMB's C benchmarks or of this port, as a PNG. Allreduce and reduce files give latency against
+ * message size on log-log axes ({@link LogPlot}: power-of-two size ticks 8, 1K, 1M; 1-2-5 latency
+ * ticks in us), one line per library (sharp4j, Open MPI Java, Open MPI C) per file and per datatype
+ * when there are several, with a P10-P90 band where the file has those percentiles ({@code -z10,50,90});
+ * the title names the collective, ranks, nodes and datatype when the files agree on them. Barrier
+ * files, which have no sizes, give a bar per library, or a dashed horizontal line when plotted
+ * together with sized files.
  *
  * <pre>
  * java -cp "osu-bench/target/sharp4j-osu-bench-0.1.0-SNAPSHOT.jar:osu-bench/target/lib/*" \
@@ -49,21 +47,22 @@ import picocli.CommandLine.Parameters;
  */
 @Command(name = "sharp4j-plot", mixinStandardHelpOptions = true, version = "sharp4j-plot 0.1.0",
         sortOptions = false, usageHelpAutoWidth = true,
-        description = {"Plots OSU CSV files (osu_allreduce | osu_reduce | osu_barrier --csv FILE) as a PNG:",
-            "latency against message size, log-log, one line per backend per file.",
+        description = {"Plots OSU CSV files (osu_allreduce | osu_reduce | osu_barrier --csv FILE), or OSU output",
+            "(stdout of OMB's C benchmarks or of this port), as a PNG: latency against message size,",
+            "log-log, one line per library per file, P10-P90 bands where the files have them.",
             "Barrier files (no sizes) become bars, or dashed lines next to sized files."})
 public final class PlotCsv implements Callable<Integer> {
     static final int MIN_PIXELS = 200;
     static final int MAX_PIXELS = 10_000;
 
-    @Parameters(paramLabel = "CSV", arity = "1..*", description = "CSV files written by osu_* --csv")
+    @Parameters(paramLabel = "FILE", arity = "1..*", description = "CSV files written by osu_* --csv, or saved OSU output")
     List<Path> files;
 
     @Option(names = {"-o", "--output"}, paramLabel = "PNG", defaultValue = "osu-latency.png",
             description = "PNG to write (default: ${DEFAULT-VALUE})")
     Path output;
 
-    @Option(names = "--title", paramLabel = "TEXT", description = "chart title (default: from the column and the kind of files)")
+    @Option(names = "--title", paramLabel = "TEXT", description = "chart title (default: collective, statistic, ranks, nodes, datatype from the files)")
     String title;
 
     @Option(names = "--width", paramLabel = "PX", defaultValue = "1000", description = "image width in pixels (default: ${DEFAULT-VALUE})")
@@ -77,9 +76,20 @@ public final class PlotCsv implements Callable<Integer> {
     String column;
 
     @Option(names = "--primary", paramLabel = "NAME", defaultValue = "sharp4j",
-            description = "backend name for the unprefixed columns (default: ${DEFAULT-VALUE}; say MPI for a --backend mpi run). "
-                    + "The mpi_ columns of a --compare mpi run are always MPI.")
+            description = "library of the unprefixed columns of CSVs written before the backend column existed (default: "
+                    + "${DEFAULT-VALUE}; say 'Open MPI Java' for an old --backend mpi run). Newer files name it themselves; the mpi_ "
+                    + "columns of a --compare mpi run are always Open MPI Java.")
     String primary;
+
+    @Option(names = "--band", paramLabel = "LO:HI|none", defaultValue = "p10:p90",
+            description = "shade the band between two statistics of each series where the file has both columns "
+                    + "(default ${DEFAULT-VALUE}: run osu_* with -z10,50,90; min:max shows the spread over ranks; none: no band)")
+    String band;
+
+    @Option(names = "--c-label", paramLabel = "NAME", defaultValue = OsuCsv.OMB_C,
+            description = "legend name of OSU output files without the port's line, i.e. printed by OMB's own C benchmarks "
+                    + "(default: ${DEFAULT-VALUE})")
+    String cLabel;
 
     private PrintWriter out;
     private PrintWriter err;
@@ -111,6 +121,9 @@ public final class PlotCsv implements Callable<Integer> {
         if (!OsuCsv.STATISTIC.matcher(column).matches()) {
             return usage("--column must be avg, min, max or pNN (e.g. p50, p99), got '" + column + "'");
         }
+        if (!band.equalsIgnoreCase("none") && !band.toLowerCase(Locale.ROOT).matches("(avg|min|max|p\\d{1,3}):(avg|min|max|p\\d{1,3})")) {
+            return usage("--band must be LO:HI with avg, min, max or pNN (e.g. p10:p90, min:max) or none, got '" + band + "'");
+        }
         if (width < MIN_PIXELS || width > MAX_PIXELS || height < MIN_PIXELS || height > MAX_PIXELS) {
             return usage("--width and --height must be between " + MIN_PIXELS + " and " + MAX_PIXELS + " pixels, got " + width + "x" + height);
         }
@@ -118,7 +131,7 @@ public final class PlotCsv implements Callable<Integer> {
         int bad = 0;
         for (Path f : files) {
             try {
-                csvs.add(OsuCsv.read(f));
+                csvs.add(OsuCsv.read(f, cLabel));
             } catch (CsvFormatException ex) {
                 err.println("sharp4j-plot: " + ex.getMessage());
                 bad++;
@@ -128,8 +141,12 @@ public final class PlotCsv implements Callable<Integer> {
             return 1;
         }
         try {
-            Chart<?, ?> chart = chart(csvs);
-            write(chart, output);
+            Object chart = chart(csvs);
+            if (chart instanceof LogPlot) {
+                ((LogPlot) chart).writePng(output, width, height);
+            } else {
+                write((Chart<?, ?>) chart, output);
+            }
         } catch (CsvFormatException ex) {
             err.println("sharp4j-plot: " + ex.getMessage());
             return 1;
@@ -155,58 +172,139 @@ public final class PlotCsv implements Callable<Integer> {
         return 2;
     }
 
-    private Chart<?, ?> chart(List<OsuCsv> csvs) throws CsvFormatException {
-        Map<OsuCsv, String> names = fileLabels(csvs);
+    /** Fixed colours per library, so that every plot shows sharp4j, Open MPI Java and OMB's C code alike. */
+    static Color colourOf(String backend, int fallbackIndex) {
+        switch (backend) {
+            case "sharp4j":
+                return new Color(0, 114, 178);
+            case OsuCsv.OPEN_MPI_JAVA:
+                return new Color(213, 94, 0);
+            case OsuCsv.OMB_C:
+                return new Color(0, 158, 115);
+            default:
+                return LogPlot.PALETTE[(3 + fallbackIndex) % LogPlot.PALETTE.length];
+        }
+    }
+
+    /** Value shared by all files, or null when they differ or one does not say. */
+    private static <T> T common(List<OsuCsv> csvs, java.util.function.Function<OsuCsv, T> f) {
+        T first = null;
+        for (OsuCsv c : csvs) {
+            T v = f.apply(c);
+            if (v == null || (v instanceof Integer && (Integer) v < 0)) {
+                return null;
+            }
+            if (first == null) {
+                first = v;
+            } else if (!first.equals(v)) {
+                return null;
+            }
+        }
+        return first;
+    }
+
+    static String capitalised(String s) {
+        return s.isEmpty() ? s : Character.toUpperCase(s.charAt(0)) + s.substring(1);
+    }
+
+    static String shape(int ranks, int nodes) {
+        StringBuilder sb = new StringBuilder();
+        if (ranks > 0) {
+            sb.append(ranks).append(ranks == 1 ? " rank" : " ranks");
+        }
+        if (nodes > 0) {
+            sb.append(sb.length() > 0 ? " on " : "").append(nodes).append(nodes == 1 ? " node" : " nodes");
+        }
+        return sb.toString();
+    }
+
+    /** The default title: collective, ranks, nodes and datatype when the files agree on them. */
+    static String defaultTitle(List<OsuCsv> csvs, String stat) {
+        String coll = common(csvs, OsuCsv::collective);
+        Integer ranks = common(csvs, OsuCsv::ranks);
+        Integer nodes = common(csvs, OsuCsv::nodes);
+        List<OsuCsv> sized = csvs.stream().filter(c -> !c.isBarrier()).toList();
+        String type = sized.isEmpty() ? null : common(sized, c -> c.datatypes().size() == 1 ? c.datatypes().get(0) : null);
+        List<String> parts = new ArrayList<>();
+        parts.add((coll != null ? "OSU " + capitalised(coll) : "OSU") + " latency (" + stat + ")");
+        String sh = shape(ranks != null ? ranks : -1, nodes != null ? nodes : -1);
+        if (!sh.isEmpty()) {
+            parts.add(sh);
+        }
+        if (type != null) {
+            parts.add(type);
+        }
+        return String.join(", ", parts);
+    }
+
+    /** A series' legend label: its backend, plus what differs between the files (collective, shape, datatype). */
+    private static String label(List<OsuCsv> csvs, OsuCsv c, OsuCsv.Series s, boolean manyTypes) {
+        StringBuilder sb = new StringBuilder(s.backend());
+        List<String> extra = new ArrayList<>();
+        if (common(csvs, OsuCsv::collective) == null && c.collective() != null) {
+            extra.add(c.collective());
+        }
+        if ((common(csvs, OsuCsv::ranks) == null || common(csvs, OsuCsv::nodes) == null) && (c.ranks() > 0 || c.nodes() > 0)) {
+            extra.add(shape(c.ranks(), c.nodes()));
+        }
+        if (manyTypes && !s.datatype().isEmpty()) {
+            extra.add(s.datatype());
+        }
+        if (!extra.isEmpty()) {
+            sb.append(" (").append(String.join(", ", extra)).append(')');
+        }
+        return sb.toString();
+    }
+
+    private Object chart(List<OsuCsv> csvs) throws CsvFormatException {
         List<OsuCsv> sized = csvs.stream().filter(c -> !c.isBarrier()).toList();
         List<OsuCsv> barriers = csvs.stream().filter(OsuCsv::isBarrier).toList();
         String stat = statName(column);
         if (sized.isEmpty()) {
-            return barrierChart(barriers, names, stat);
+            return barrierChart(barriers, stat);
         }
-        XYChart chart = new XYChartBuilder().width(width).height(height)
-                .title(title != null ? title : "OSU latency vs message size (" + stat + ")")
-                .xAxisTitle("Message size (bytes)").yAxisTitle(stat + " latency (us)").build();
-        var st = chart.getStyler();
-        st.setXAxisLogarithmic(true);
-        st.setYAxisLogarithmic(true);
-        // Below the plot: never hides a point, however the lines run.
-        st.setLegendPosition(LegendPosition.OutsideS);
-        st.setLegendLayout(LegendLayout.Horizontal);
-        st.setChartBackgroundColor(Color.WHITE);
-        st.setPlotGridLinesVisible(true);
-        st.setMarkerSize(6);
-        // No custom tick formatter: XChart 3.8 then switches to a linear tick calculator, log axis or not.
-        st.setXAxisDecimalPattern("#,##0.###");
-        st.setYAxisDecimalPattern("#,##0.###");
-        st.setYAxisLogarithmicDecadeOnly(false);
+        String[] band = bandColumns();
+        boolean anyBand = false;
+        for (OsuCsv c : sized) {
+            anyBand |= band != null && c.has(band[0]) && c.has(band[1]);
+        }
+        String sub = "OSU Micro-Benchmarks " + org.sharp4j.osu.OsuOptions.OMB_VERSION + " methodology; "
+                + (column.equals("avg") ? "mean over ranks of each rank's mean latency" : stat + " latency")
+                + (anyBand ? "; shaded: " + statName(band[0]) + " to " + statName(band[1]) : "");
+        LogPlot plot = new LogPlot(title != null ? title : defaultTitle(csvs, stat), sub, "Message size (bytes)",
+                stat + " latency (us)", LogPlot.XLabels.BYTES);
         Set<String> used = new HashSet<>();
         double minX = Double.MAX_VALUE;
         double maxX = 0;
         int count = 0;
+        Map<String, Integer> perBackend = new HashMap<>();
+        boolean manyTypes = sized.stream().flatMap(x -> x.datatypes().stream()).distinct().count() > 1;
         for (OsuCsv c : sized) {
-            List<OsuCsv.Series> all = c.series(column, primary);
-            boolean manyTypes = all.stream().map(OsuCsv.Series::datatype).distinct().count() > 1;
+            List<OsuCsv.Series> all = c.series(column, primary, band != null ? band[0] : null, band != null ? band[1] : null);
             for (OsuCsv.Series s : all) {
-                List<Double> xs = new ArrayList<>();
-                List<Double> ys = new ArrayList<>();
-                int dropped = 0;
+                List<Integer> keep = new ArrayList<>();
                 for (int i = 0; i < s.sizes().length; i++) {
                     if (s.sizes()[i] > 0 && s.latencies()[i] > 0) {
-                        xs.add(s.sizes()[i]);
-                        ys.add(s.latencies()[i]);
-                    } else {
-                        dropped++;
+                        keep.add(i);
                     }
                 }
-                String label = unique(used, names.get(c) + " " + s.backend() + (manyTypes ? " " + s.datatype() : ""));
+                String name = unique(used, label(csvs, c, s, manyTypes), c);
+                int dropped = s.sizes().length - keep.size();
                 if (dropped > 0) {
-                    err.println("sharp4j-plot: " + c.file() + ": " + label + ": left out " + dropped
+                    err.println("sharp4j-plot: " + c.file() + ": " + name + ": left out " + dropped
                             + " point(s) with size or latency 0 (not drawable on log axes)");
                 }
-                if (xs.isEmpty()) {
+                if (keep.isEmpty()) {
                     continue;
                 }
-                chart.addSeries(label, xs, ys);
+                double[] xs = keep.stream().mapToDouble(i -> s.sizes()[i]).toArray();
+                double[] ys = keep.stream().mapToDouble(i -> s.latencies()[i]).toArray();
+                int n = perBackend.merge(s.backend(), 1, Integer::sum);
+                LogPlot.Line line = plot.add(name, xs, ys).color(shade(colourOf(s.backend(), used.size()), n - 1))
+                        .marker(MARKERS[(n - 1) % MARKERS.length]);
+                if (s.lo() != null) {
+                    line.band(keep.stream().mapToDouble(i -> s.lo()[i]).toArray(), keep.stream().mapToDouble(i -> s.hi()[i]).toArray());
+                }
                 count++;
                 for (double x : xs) {
                     minX = Math.min(minX, x);
@@ -224,28 +322,48 @@ public final class PlotCsv implements Callable<Integer> {
                     err.println("sharp4j-plot: " + c.file() + ": barrier latency 0 left out (not drawable on a log axis)");
                     continue;
                 }
-                XYSeries line = chart.addSeries(unique(used, names.get(c) + " " + s.backend() + " (barrier)"),
-                        new double[] {minX, maxX}, new double[] {v, v});
-                line.setMarker(SeriesMarkers.NONE);
-                line.setLineStyle(SeriesLines.DASH_DASH);
+                String l = label(csvs, c, s, false);
+                String name = unique(used, l.contains("barrier") ? l : l + " barrier", c);
+                plot.add(name, new double[] {minX, maxX}, new double[] {v, v}).color(colourOf(s.backend(), used.size()))
+                        .marker(LogPlot.Marker.NONE).dashed();
             }
         }
-        return chart;
+        return plot;
     }
 
-    private CategoryChart barrierChart(List<OsuCsv> barriers, Map<OsuCsv, String> names, String stat) throws CsvFormatException {
+    private static final LogPlot.Marker[] MARKERS = {LogPlot.Marker.CIRCLE, LogPlot.Marker.SQUARE, LogPlot.Marker.TRIANGLE,
+        LogPlot.Marker.DIAMOND};
+
+    /** The n-th series of one library: the library's colour, darker for each further file. */
+    private static Color shade(Color c, int n) {
+        double f = Math.pow(0.72, n);
+        return new Color((int) (c.getRed() * f), (int) (c.getGreen() * f), (int) (c.getBlue() * f));
+    }
+
+    /** The two statistics of --band (e.g. p10, p90), or null for none. */
+    private String[] bandColumns() {
+        if (band.equalsIgnoreCase("none")) {
+            return null;
+        }
+        return band.toLowerCase(Locale.ROOT).split(":");
+    }
+
+    private CategoryChart barrierChart(List<OsuCsv> barriers, String stat) throws CsvFormatException {
         CategoryChart chart = new CategoryChartBuilder().width(width).height(height)
-                .title(title != null ? title : "OSU barrier latency (" + stat + ")")
+                .title(title != null ? title : defaultTitle(barriers, stat))
                 .xAxisTitle("").yAxisTitle(stat + " latency (us)").build();
         var st = chart.getStyler();
-        st.setLegendPosition(LegendPosition.OutsideE);
+        st.setLegendPosition(LegendPosition.OutsideS);
+        st.setLegendLayout(LegendLayout.Horizontal);
         st.setChartBackgroundColor(Color.WHITE);
         st.setLabelsVisible(true);
-        st.setYAxisDecimalPattern("#,##0.###");
+        st.setYAxisDecimalPattern("#,##0.##");
+        st.setYAxisMin(0.0);
         Set<String> used = new HashSet<>();
         for (OsuCsv c : barriers) {
             for (OsuCsv.Series s : c.series(column, primary)) {
-                chart.addSeries(unique(used, names.get(c) + " " + s.backend()), List.of("barrier"), List.of(s.latencies()[0]));
+                chart.addSeries(unique(used, label(barriers, c, s, false), c), List.of("barrier"), List.of(s.latencies()[0]))
+                        .setFillColor(colourOf(s.backend(), used.size()));
             }
         }
         return chart;
@@ -261,27 +379,17 @@ public final class PlotCsv implements Callable<Integer> {
         }
     }
 
-    /** The files' names as given on the command line, shortened to the file name where that stays unambiguous. */
-    private static Map<OsuCsv, String> fileLabels(List<OsuCsv> csvs) {
-        Map<String, Integer> count = new HashMap<>();
-        for (OsuCsv c : csvs) {
-            count.merge(String.valueOf(c.file().getFileName()), 1, Integer::sum);
+    /** Legend names must be distinct: a second series of the same label gets its file name, then " #2". */
+    private static String unique(Set<String> used, String name, OsuCsv c) {
+        if (used.add(name)) {
+            return name;
         }
-        Map<OsuCsv, String> out = new HashMap<>();
-        for (OsuCsv c : csvs) {
-            String shortName = String.valueOf(c.file().getFileName());
-            out.put(c, count.get(shortName) > 1 ? c.file().toString() : shortName);
+        String n = name + " [" + c.file().getFileName() + "]";
+        String m = n;
+        for (int k = 2; !used.add(m); k++) {
+            m = n + " #" + k;
         }
-        return out;
-    }
-
-    /** XChart needs distinct series names: the same file given twice gets " #2". */
-    private static String unique(Set<String> used, String name) {
-        String n = name;
-        for (int k = 2; !used.add(n); k++) {
-            n = name + " #" + k;
-        }
-        return n;
+        return m;
     }
 
     static String statName(String column) {

@@ -1,6 +1,5 @@
 package org.sharp4j.osu.tune;
 
-import java.awt.BasicStroke;
 import java.awt.Color;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -11,11 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import org.knowm.xchart.BitmapEncoder;
-import org.knowm.xchart.XYChart;
-import org.knowm.xchart.XYChartBuilder;
-import org.knowm.xchart.XYSeries;
-import org.knowm.xchart.style.markers.SeriesMarkers;
+import org.sharp4j.osu.plot.LogPlot;
 import org.sharp4j.tuning.RuleParser;
 import org.sharp4j.tuning.Sizes;
 import org.sharp4j.tuning.model.ModelParams;
@@ -231,20 +226,20 @@ public final class ModelCommand implements Callable<Integer> {
         return out;
     }
 
-    /** The PNG: host k-nomial and SHARP per size vs node count (log x, log y), paper 004's points as markers. */
+    /**
+     * The PNG: host k-nomial and SHARP per size vs node count (log x with the node counts as ticks,
+     * log y with 1-2-5 ticks in us), paper 004's points as markers.
+     */
     static void plot(PerfModel model, int[] ns, long[] ms, Path png) throws IOException {
         System.setProperty("java.awt.headless", "true");
         int[] xs = java.util.Arrays.stream(ns).filter(n -> n >= 2).toArray();
         if (xs.length < 2) {
             throw new IllegalArgumentException("--plot needs at least 2 node counts >= 2");
         }
-        XYChart ch = new XYChartBuilder().width(1000).height(620)
-                .title("sharp4j model: Allreduce latency vs nodes (host k-nomial radix " + model.params().knomialRadix
-                        + " is log n in LogGP; SHARP nearly flat)")
-                .xAxisTitle("nodes (1 rank per node)").yAxisTitle("latency (us)").build();
-        ch.getStyler().setXAxisLogarithmic(true);
-        ch.getStyler().setYAxisLogarithmic(true);
-        ch.getStyler().setLegendPosition(org.knowm.xchart.style.Styler.LegendPosition.InsideNW);
+        LogPlot ch = new LogPlot("sharp4j model: Allreduce latency vs nodes, 1 rank per node",
+                "host k-nomial radix " + model.params().knomialRadix + " grows as log n (LogGP); SHARP stays nearly flat; "
+                        + "points: paper 004's measurements",
+                "Nodes (1 rank per node)", "Latency (us)", LogPlot.XLabels.PLAIN);
         double[] x = java.util.Arrays.stream(xs).asDoubleStream().toArray();
         Color[] host = {new Color(200, 40, 40), new Color(240, 130, 40), new Color(150, 20, 90)};
         Color[] sharp = {new Color(30, 130, 50), new Color(40, 90, 200), new Color(20, 160, 160)};
@@ -258,28 +253,18 @@ public final class ModelCommand implements Callable<Integer> {
                 ys[j] = model.sharp(xs[j], m);
                 sharpOk &= !Double.isInfinite(ys[j]);
             }
-            XYSeries s = ch.addSeries("model host k-nomial " + Sizes.format(m) + " B", x, yh);
-            s.setMarker(SeriesMarkers.NONE);
-            s.setLineColor(host[i % host.length]);
+            ch.add("model host k-nomial " + Sizes.format(m) + " B", x, yh).marker(LogPlot.Marker.NONE).color(host[i % host.length]);
             if (sharpOk) {
-                XYSeries t = ch.addSeries("model sharp4j + SHARP " + Sizes.format(m) + " B (sw " + model.params().sharpSw + " us/call)", x, ys);
-                t.setMarker(SeriesMarkers.NONE);
-                t.setLineColor(sharp[i % sharp.length]);
+                ch.add("model sharp4j + SHARP " + Sizes.format(m) + " B (sw " + model.params().sharpSw + " us/call)", x, ys)
+                        .marker(LogPlot.Marker.NONE).color(sharp[i % sharp.length]);
             }
             i++;
         }
-        XYSeries ph = ch.addSeries("paper 004 host (MVAPICH2-X) 2 KiB", col(PAPER_HOST_2K, 0), col(PAPER_HOST_2K, 1));
-        ph.setMarker(SeriesMarkers.DIAMOND);
-        ph.setMarkerColor(Color.RED);
-        ph.setLineColor(Color.RED);
-        ph.setLineStyle(new BasicStroke(1.2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
-        XYSeries ps = ch.addSeries("paper 004 SHARP 16 B-2 KiB (3-8 us to 2,048 nodes; 40 us at 7,861)", col(PAPER_SHARP, 0),
-                col(PAPER_SHARP, 1));
-        ps.setMarker(SeriesMarkers.SQUARE);
-        ps.setMarkerColor(new Color(0, 120, 0));
-        ps.setLineStyle(new BasicStroke(0f));
-        ps.setLineColor(new Color(0, 0, 0, 0));
-        BitmapEncoder.saveBitmap(ch, png.toString(), BitmapEncoder.BitmapFormat.PNG);
+        ch.add("paper 004 host (MVAPICH2-X) 2 KiB", col(PAPER_HOST_2K, 0), col(PAPER_HOST_2K, 1)).marker(LogPlot.Marker.DIAMOND)
+                .color(Color.RED).dashed();
+        ch.add("paper 004 SHARP 16 B-2 KiB (3-8 us to 2,048 nodes; 40 us at 7,861)", col(PAPER_SHARP, 0), col(PAPER_SHARP, 1))
+                .marker(LogPlot.Marker.SQUARE).color(new Color(0, 120, 0)).pointsOnly();
+        ch.writePng(png, 1000, 650);
     }
 
     private static double[] col(double[][] pts, int c) {

@@ -61,6 +61,19 @@ public final class MpiBackend implements Backend {
         return size;
     }
 
+    /** Collective: counts the shared-memory domains (MPI_COMM_TYPE_SHARED), i.e. the hosts, of the communicator. */
+    @Override
+    public int nodes() {
+        try {
+            Intracomm local = comm.splitType(mpi.Comm.TYPE_SHARED, rank, MPI.INFO_NULL);
+            int leader = local.getRank() == 0 ? 1 : 0;
+            local.free();
+            return allreduceSum(leader);
+        } catch (MPIException e) {
+            throw wrap("splitType", e);
+        }
+    }
+
     @Override
     public void barrier() {
         try {

@@ -15,6 +15,7 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import javax.imageio.ImageIO;
@@ -108,7 +109,7 @@ class PlotCsvTest {
         List<OsuCsv.Series> avg = csv.series("avg", "sharp4j");
         assertEquals(2, avg.size());
         assertEquals("sharp4j", avg.get(0).backend());
-        assertEquals("MPI", avg.get(1).backend());
+        assertEquals("Open MPI Java", avg.get(1).backend());
         assertEquals("MPI_FLOAT", avg.get(0).datatype());
         assertArrayEquals(Arrays.stream(SIZES).asDoubleStream().toArray(), avg.get(0).sizes());
         for (int i = 0; i < SIZES.length; i++) {
@@ -197,7 +198,7 @@ class PlotCsvTest {
         Path png = dir.resolve("bad.png");
         Run r = plot(good.toString(), bad.toString(), "-o", png.toString());
         assertEquals(1, r.code());
-        assertTrue(r.err().contains(bad + ":3: expected 6 fields as in the header, found 7"), r.err());
+        assertTrue(r.err().contains(bad + ":3: expected 10 fields as in the header, found 11"), r.err());
         assertFalse(Files.exists(png), "no PNG after an error");
         CsvFormatException e = assertThrows(CsvFormatException.class, () -> OsuCsv.read(bad));
         assertEquals(3, e.line());
@@ -214,7 +215,7 @@ class PlotCsvTest {
         assertEquals(1, r.code());
         assertTrue(r.err().contains(bad + ":2: avg_us is not a number: 'fast'"), r.err());
 
-        Path badSize = Files.write(dir.resolve("size.csv"), List.of(lines.get(0), "MPI_FLOAT,four,1.0,1.0,1.0,10"));
+        Path badSize = Files.write(dir.resolve("size.csv"), List.of(lines.get(0), "allreduce,2,1,sharp4j,MPI_FLOAT,four,1.0,1.0,1.0,10"));
         r = plot(badSize.toString(), "-o", dir.resolve("x.png").toString());
         assertEquals(1, r.code());
         assertTrue(r.err().contains(badSize + ":2: size_bytes is not an integer: 'four'"), r.err());
@@ -264,5 +265,153 @@ class PlotCsvTest {
         Run r = plot(a.toString(), "-o", dir.resolve("no/such/dir/x.png").toString());
         assertEquals(1, r.code());
         assertTrue(r.err().contains("cannot write"), r.err());
+    }
+
+    @Test
+    void readsCsvOfEarlierVersionsWithoutMetadataColumns() throws Exception {
+        Path old = Files.write(dir.resolve("old.csv"), List.of("datatype,size_bytes,avg_us,min_us,max_us,iterations,mpi_avg_us,mpi_min_us,"
+                + "mpi_max_us,mpi_iterations,ratio", "MPI_FLOAT,4,1.5,1.4,1.6,1000,3.0,2.9,3.1,1000,0.5",
+                "MPI_FLOAT,8,1.6,1.5,1.7,1000,3.2,3.1,3.3,1000,0.5"));
+        OsuCsv c = OsuCsv.read(old);
+        assertEquals(null, c.collective());
+        assertEquals(-1, c.ranks());
+        List<OsuCsv.Series> s = c.series("avg", "sharp4j");
+        assertEquals(List.of("sharp4j", "Open MPI Java"), s.stream().map(OsuCsv.Series::backend).toList());
+        assertArrayEquals(new double[] {1.5, 1.6}, s.get(0).latencies());
+        assertEquals("OSU latency (Avg), MPI_FLOAT", PlotCsv.defaultTitle(List.of(c), "Avg"));
+        Path png = dir.resolve("old.png");
+        Run r = plot(old.toString(), "-o", png.toString());
+        assertEquals(0, r.code(), r.err());
+        assertDrawn(readPng(png, 1000, 650));
+    }
+
+    @Test
+    void metadataColumnsGiveTitleAndBackend() throws Exception {
+        Path f = dir.resolve("meta.csv");
+        Table table = new Table(Kind.REDUCE, false, false, new int[] {10, 50, 90}, false, new Table.RunInfo(Table.OPEN_MPI_JAVA, 6, 3));
+        Files.write(f, List.of(table.csvHeader(), table.csvRow("MPI_DOUBLE", 8, stats(8, 1, new int[] {10, 50, 90}), null),
+                table.csvRow("MPI_DOUBLE", 16, stats(16, 1, new int[] {10, 50, 90}), null)));
+        OsuCsv c = OsuCsv.read(f);
+        assertEquals("reduce", c.collective());
+        assertEquals(6, c.ranks());
+        assertEquals(3, c.nodes());
+        assertEquals("Open MPI Java", c.backend());
+        assertEquals("OSU Reduce latency (Avg), 6 ranks on 3 nodes, MPI_DOUBLE", PlotCsv.defaultTitle(List.of(c), "Avg"));
+        List<OsuCsv.Series> s = c.series("avg", "sharp4j", "p10", "p90");
+        assertEquals("Open MPI Java", s.get(0).backend(), "the file's backend column wins over --primary");
+        assertArrayEquals(new double[] {stats(8, 1, new int[] {10}).tails()[0], stats(16, 1, new int[] {10}).tails()[0]}, s.get(0).lo(), 0.0005);
+        assertArrayEquals(new double[] {stats(8, 1, new int[] {90}).tails()[0], stats(16, 1, new int[] {90}).tails()[0]}, s.get(0).hi(), 0.0005);
+        assertEquals(null, c.series("avg", "sharp4j", "p5", "p95").get(0).lo(), "no band without both columns");
+    }
+
+    /** The port's own stdout (a golden file) and OMB's C output (no port line) read as tables too. */
+    @Test
+    void readsOsuTextOutput() throws Exception {
+        Path port = dir.resolve("port.txt");
+        try (var in = PlotCsvTest.class.getResourceAsStream("/org/sharp4j/osu/golden/osu_allreduce_f_z.txt")) {
+            Files.write(port, in.readAllBytes());
+        }
+        OsuCsv p = OsuCsv.read(port);
+        assertEquals("allreduce", p.collective());
+        assertEquals(4, p.ranks());
+        assertEquals(2, p.nodes());
+        assertEquals("sharp4j", p.backend());
+        assertEquals(List.of("avg", "min", "max", "p50", "p90", "p99"), p.statistics());
+        OsuCsv.Series s = p.series("p90", "x").get(0);
+        assertEquals("MPI_FLOAT", s.datatype());
+        assertEquals(4.0, s.sizes()[0]);
+        assertEquals(1048576.0, s.sizes()[s.sizes().length - 1]);
+        assertEquals(19, s.sizes().length);
+
+        List<String> c = new ArrayList<>(Files.readAllLines(port));
+        c.remove(2); // OMB's C benchmarks print no port line
+        Path omb = Files.write(dir.resolve("omb.txt"), c);
+        OsuCsv o = OsuCsv.read(omb);
+        assertEquals("Open MPI C", o.backend());
+        assertEquals(-1, o.ranks());
+        assertEquals("MVAPICH2 C", OsuCsv.read(omb, "MVAPICH2 C").backend());
+
+        Path barrier = dir.resolve("barrier.txt");
+        try (var in = PlotCsvTest.class.getResourceAsStream("/org/sharp4j/osu/golden/osu_barrier_f_z.txt")) {
+            Files.write(barrier, in.readAllBytes());
+        }
+        OsuCsv b = OsuCsv.read(barrier);
+        assertTrue(b.isBarrier());
+        assertEquals(1.12, b.series("avg", "x").get(0).latencies()[0]);
+
+        Path png = dir.resolve("text.png");
+        Run r = plot(port.toString(), omb.toString(), barrier.toString(), "-o", png.toString(), "--column", "p50");
+        assertEquals(0, r.code(), r.err());
+        assertDrawn(readPng(png, 1000, 650));
+    }
+
+    /** The port's --compare stdout: both libraries, their P10/P90 bands, the ratio column ignored. */
+    @Test
+    void readsComparisonTextOutput() throws Exception {
+        int[] pct = {10, 50, 90};
+        Table t = new Table(Kind.ALLREDUCE, true, true, pct, true, new Table.RunInfo(Table.SHARP4J, 2, 1));
+        StringBuilder sb = new StringBuilder(t.preamble()).append("# Datatype: MPI_DOUBLE.\n").append(t.header()).append('\n');
+        for (long size : new long[] {8, 16, 32}) {
+            sb.append(t.row(size, stats(size, 1, pct), stats(size, 2, pct))).append('\n');
+        }
+        Path f = Files.writeString(dir.resolve("cmp.txt"), sb.toString());
+        OsuCsv c = OsuCsv.read(f);
+        assertEquals(2, c.ranks());
+        assertEquals(1, c.nodes());
+        List<OsuCsv.Series> s = c.series("avg", "x", "p10", "p90");
+        assertEquals(List.of("sharp4j", "Open MPI Java"), s.stream().map(OsuCsv.Series::backend).toList());
+        assertEquals("MPI_DOUBLE", s.get(1).datatype());
+        assertEquals(stats(16, 2, pct).avg(), s.get(1).latencies()[1], 0.005);
+        assertEquals(stats(32, 2, pct).tails()[2], s.get(1).hi()[2], 0.005);
+        assertEquals(stats(8, 1, pct).tails()[0], s.get(0).lo()[0], 0.005);
+    }
+
+    @Test
+    void ticksArePowersOfTwoAndOneTwoFive() {
+        assertEquals("8", LogPlot.bytesLabel(8));
+        assertEquals("512", LogPlot.bytesLabel(512));
+        assertEquals("1K", LogPlot.bytesLabel(1024));
+        assertEquals("64K", LogPlot.bytesLabel(65536));
+        assertEquals("1M", LogPlot.bytesLabel(1048576));
+        assertEquals("1G", LogPlot.bytesLabel(1L << 30));
+        assertEquals(List.of(2.0, 5.0, 10.0, 20.0, 50.0), LogPlot.yTicks(2, 60, 20), "2-60 us: five labels, not one");
+        assertEquals(List.of(0.5, 1.0, 2.0, 3.0, 5.0), LogPlot.yTicks(0.45, 6, 20));
+        assertEquals(List.of(3.0, 5.0, 10.0, 20.0, 30.0, 50.0), LogPlot.yTicks(2.2, 60, 20), "the model plot's range");
+        assertEquals(List.of(1.0, 100.0, 10000.0, 1000000.0), LogPlot.yTicks(1, 2e6, 4), "every other decade");
+        assertEquals(List.of(1.0, 10.0, 100.0, 1000.0, 10000.0), LogPlot.yTicks(1, 20000, 6), "crowded: decades only");
+        assertEquals(List.of(1.5, 2.0, 3.0), LogPlot.yTicks(1.2, 3.5, 20), "narrow: denser than 1-2-5");
+        assertEquals("0.5", LogPlot.plainLabel(0.5));
+        assertEquals("20", LogPlot.plainLabel(20));
+    }
+
+    @Test
+    void bandIsDrawnWhereTheFileHasBothPercentiles() throws Exception {
+        int[] pct = {10, 50, 90};
+        Path f = osuCsv("band.csv", Kind.ALLREDUCE, false, pct, false, "MPI_FLOAT", SIZES);
+        Path with = dir.resolve("with.png");
+        Path without = dir.resolve("without.png");
+        assertEquals(0, plot(f.toString(), "-o", with.toString()).code());
+        assertEquals(0, plot(f.toString(), "-o", without.toString(), "--band", "none").code());
+        BufferedImage a = readPng(with, 1000, 650);
+        BufferedImage b = readPng(without, 1000, 650);
+        // the band is sharp4j's blue at low opacity over white: light blue pixels only in the first image
+        // (a few come from the anti-aliased edges of the blue line in both)
+        assertTrue(lightBlue(a) > 10 * Math.max(100, lightBlue(b)), "band pixels: " + lightBlue(a) + " with, " + lightBlue(b) + " without");
+        Run bad = plot(f.toString(), "-o", with.toString(), "--band", "p10");
+        assertEquals(2, bad.code());
+        assertTrue(bad.err().contains("--band must be LO:HI"), bad.err());
+    }
+
+    private static int lightBlue(BufferedImage img) {
+        int n = 0;
+        for (int y = 0; y < img.getHeight(); y++) {
+            for (int x = 0; x < img.getWidth(); x++) {
+                java.awt.Color c = new java.awt.Color(img.getRGB(x, y));
+                if (c.getBlue() > 200 && c.getBlue() < 240 && c.getRed() > 170 && c.getRed() < 215 && c.getBlue() - c.getRed() > 15) {
+                    n++;
+                }
+            }
+        }
+        return n;
     }
 }
