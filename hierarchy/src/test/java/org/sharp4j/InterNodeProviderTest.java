@@ -2,6 +2,7 @@ package org.sharp4j;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.AfterEach;
@@ -39,5 +40,39 @@ class InterNodeProviderTest {
             comm.barrier();
         });
         assertEquals(0, CountingOffloadProvider.CALLS.get());
+    }
+
+    /** Every rank fails, and the message names the Maven artifact to add, not only the provider id. */
+    private static void assertEveryRankNames(Throwable[] errs, String... parts) {
+        for (int r = 0; r < errs.length; r++) {
+            assertNotNull(errs[r], "rank " + r + " did not fail");
+            Throwable t = errs[r];
+            while (!(t instanceof Sharp4jException) && t.getCause() != null) {
+                t = t.getCause();
+            }
+            assertTrue(t instanceof Sharp4jException, "rank " + r + ": " + errs[r]);
+            for (String p : parts) {
+                assertTrue(t.getMessage().contains(p), "rank " + r + ": '" + p + "' missing in: " + t.getMessage());
+            }
+        }
+    }
+
+    @Test
+    void forcingUcxWithoutTheFallbackModuleNamesItsArtifact() {
+        // the hierarchy's test class path has no UCX provider, as for a user who depends on sharp4j-hierarchy only
+        Throwable[] errs = ThreadRanks.runCollect(2, CFG.withInterNode("ucx"), comm -> { }, 60_000);
+        assertEveryRankNames(errs, "sharp4j.internode=ucx", "org.sharp4j:sharp4j-fallback", "org.sharp4j:sharp4j,");
+    }
+
+    @Test
+    void sharpOnWithoutTheSharpModuleNamesItsArtifact() {
+        System.setProperty("sharp4j.sharp", "on");
+        try {
+            // one node too: the missing module shows on the first run, not only on the cluster
+            Throwable[] errs = ThreadRanks.runCollect(2, Config.defaults().withWarmupRounds(0), comm -> { }, 60_000);
+            assertEveryRankNames(errs, "sharp4j.sharp=on", "org.sharp4j:sharp4j-sharp-jni");
+        } finally {
+            System.clearProperty("sharp4j.sharp");
+        }
     }
 }
