@@ -5,8 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.sharp4j.bootstrap.Bootstrap;
+import org.sharp4j.bootstrap.ThreadBootstrap;
 
 /** Phase 3 providers: an offload wraps the host path when every rank accepts it, and is skipped when one objects. */
 class InterNodeProviderTest {
@@ -74,5 +77,30 @@ class InterNodeProviderTest {
         } finally {
             System.clearProperty("sharp4j.sharp");
         }
+    }
+
+    @Test
+    void ranksOnDifferentHostsWithoutUcxNameTheFallbackArtifact() throws InterruptedException {
+        // two "hosts" (host names differ): shared memory objects, and this class path has no UCX host path
+        List<Bootstrap> boots = ThreadBootstrap.group(2, 60_000);
+        Throwable[] errs = new Throwable[2];
+        Thread[] ts = new Thread[2];
+        for (int r = 0; r < 2; r++) {
+            final int rank = r;
+            ts[r] = new Thread(() -> {
+                try (Communicator c = Sharp4j.create(boots.get(rank), Config.defaults().withWarmupRounds(0).withHostname("host-" + rank))) {
+                    c.barrier();
+                } catch (Throwable e) {
+                    errs[rank] = e;
+                }
+            }, "rank-" + r);
+            ts[r].setDaemon(true);
+            ts[r].start();
+        }
+        for (Thread t : ts) {
+            t.join(60_000);
+        }
+        assertEveryRankNames(errs, "2 nodes on different hosts", "the nodes are on different hosts",
+                "the UCX host path is not on the class path: add the dependency org.sharp4j:sharp4j-fallback");
     }
 }
