@@ -2,6 +2,7 @@ package org.sharp4j;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.URL;
@@ -9,6 +10,9 @@ import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import org.sharp4j.bootstrap.Bootstrap;
+import org.sharp4j.bootstrap.ThreadBootstrap;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -117,5 +121,64 @@ class InterNodeProviderTest {
         } finally {
             self.setContextClassLoader(before);
         }
+    }
+
+    /** Every rank fails, and the message names the Maven artifact to add, not only the provider id. */
+    private static void assertEveryRankNames(Throwable[] errs, String... parts) {
+        for (int r = 0; r < errs.length; r++) {
+            assertNotNull(errs[r], "rank " + r + " did not fail");
+            Throwable t = errs[r];
+            while (!(t instanceof Sharp4jException) && t.getCause() != null) {
+                t = t.getCause();
+            }
+            assertTrue(t instanceof Sharp4jException, "rank " + r + ": " + errs[r]);
+            for (String p : parts) {
+                assertTrue(t.getMessage().contains(p), "rank " + r + ": '" + p + "' missing in: " + t.getMessage());
+            }
+        }
+    }
+
+    @Test
+    void forcingUcxWithoutTheFallbackModuleNamesItsArtifact() {
+        // the hierarchy's test class path has no UCX provider, as for a user who depends on sharp4j-hierarchy only
+        Throwable[] errs = ThreadRanks.runCollect(2, CFG.withInterNode("ucx"), comm -> { }, 60_000);
+        assertEveryRankNames(errs, "sharp4j.internode=ucx", "org.sharp4j:sharp4j-fallback", "org.sharp4j:sharp4j,");
+    }
+
+    @Test
+    void sharpOnWithoutTheSharpModuleNamesItsArtifact() {
+        System.setProperty("sharp4j.sharp", "on");
+        try {
+            // one node too: the missing module shows on the first run, not only on the cluster
+            Throwable[] errs = ThreadRanks.runCollect(2, Config.defaults().withWarmupRounds(0), comm -> { }, 60_000);
+            assertEveryRankNames(errs, "sharp4j.sharp=on", "org.sharp4j:sharp4j-sharp-jni");
+        } finally {
+            System.clearProperty("sharp4j.sharp");
+        }
+    }
+
+    @Test
+    void ranksOnDifferentHostsWithoutUcxNameTheFallbackArtifact() throws InterruptedException {
+        // two "hosts" (host names differ): shared memory objects, and this class path has no UCX host path
+        List<Bootstrap> boots = ThreadBootstrap.group(2, 60_000);
+        Throwable[] errs = new Throwable[2];
+        Thread[] ts = new Thread[2];
+        for (int r = 0; r < 2; r++) {
+            final int rank = r;
+            ts[r] = new Thread(() -> {
+                try (Communicator c = Sharp4j.create(boots.get(rank), Config.defaults().withWarmupRounds(0).withHostname("host-" + rank))) {
+                    c.barrier();
+                } catch (Throwable e) {
+                    errs[rank] = e;
+                }
+            }, "rank-" + r);
+            ts[r].setDaemon(true);
+            ts[r].start();
+        }
+        for (Thread t : ts) {
+            t.join(60_000);
+        }
+        assertEveryRankNames(errs, "2 nodes on different hosts", "the nodes are on different hosts",
+                "the UCX host path is not on the class path: add the dependency org.sharp4j:sharp4j-fallback");
     }
 }

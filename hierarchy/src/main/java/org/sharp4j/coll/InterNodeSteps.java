@@ -14,6 +14,7 @@ import org.sharp4j.shm.Waiter;
 import org.sharp4j.spi.InterNodeContext;
 import org.sharp4j.spi.InterNodeProvider;
 import org.sharp4j.spi.InterNodeStep;
+import org.sharp4j.spi.KnownProviders;
 import org.sharp4j.spi.Plugins;
 import org.sharp4j.topology.Topology;
 import org.slf4j.Logger;
@@ -71,6 +72,18 @@ final class InterNodeSteps {
     }
 
     static Choice create(Bootstrap boot, Config cfg, Topology topo, Engine engine) {
+        List<String> skipped = new ArrayList<>(); // plugins that could not load, e.g. UCX's without jucx
+        List<InterNodeProvider> registered = Plugins.load(InterNodeProvider.class, skipped);
+        String notLoaded = skipped.isEmpty() ? "" : "; plugin(s) skipped: " + String.join("; ", skipped);
+        // sharp4j.sharp is read by the SHARP module itself; when that module is missing nobody would, and
+        // "on" (fail loudly rather than run without SHARP) would silently mean nothing. Checked on one node too,
+        // so that a build that lacks the module fails on the first test, not on the cluster.
+        String sharpMode = System.getProperty("sharp4j.sharp", "").trim().toLowerCase(java.util.Locale.ROOT);
+        if ((sharpMode.equals("on") || sharpMode.equals("true") || sharpMode.equals("1"))
+                && registered.stream().noneMatch(pr -> pr.offload() && pr.id().equals("sharp"))) {
+            throw new Sharp4jException("sharp4j.sharp=" + sharpMode + " but the SHARP offload is not on the class path: "
+                    + KnownProviders.addHint("sharp"));
+        }
         if (topo.nodeCount() == 1) {
             return new Choice(null, "none (one node)");
         }
@@ -81,9 +94,7 @@ final class InterNodeSteps {
         InterNodeContext ctx = new InterNodeContext(boot, cfg, topo, waiter);
         List<InterNodeProvider> all = new ArrayList<>();
         all.add(SHARED_MEMORY);
-        List<String> skipped = new ArrayList<>(); // plugins that could not load, e.g. UCX's without jucx
-        all.addAll(Plugins.load(InterNodeProvider.class, skipped));
-        String notLoaded = skipped.isEmpty() ? "" : "; plugin(s) skipped: " + String.join("; ", skipped);
+        all.addAll(registered);
         List<InterNodeProvider> hosts = new ArrayList<>();
         List<InterNodeProvider> offloads = new ArrayList<>();
         for (InterNodeProvider pr : all) {
@@ -94,9 +105,12 @@ final class InterNodeSteps {
         if (!forced.equals("auto")) {
             hosts.removeIf(h -> !h.id().equals(forced));
             if (hosts.isEmpty()) {
-                throw new Sharp4jException("sharp4j.internode=" + forced + " names no inter-node host path on the class path"
-                        + " (known: " + String.join(", ", all.stream().filter(h -> !h.offload()).map(InterNodeProvider::id)
-                                .toArray(String[]::new)) + notLoaded + ")");
+                String present = String.join(", ", all.stream().filter(h -> !h.offload()).map(InterNodeProvider::id)
+                        .toArray(String[]::new)) + notLoaded;
+                String hint = KnownProviders.addHint(forced);
+                throw new Sharp4jException("sharp4j.internode=" + forced + (hint != null
+                        ? " but that host path is not on the class path: " + hint + " (on the class path: " + present + ")"
+                        : " names no inter-node host path on the class path (known: " + present + ")"));
             }
         }
         List<String> why = new ArrayList<>();
@@ -114,8 +128,10 @@ final class InterNodeSteps {
                     : " on different hosts") + " but no inter-node "
                     + "transport is usable" + (why.isEmpty() && skipped.isEmpty() ? "" : " (" + String.join("; ", why)
                             + (why.isEmpty() ? notLoaded.substring(2) : notLoaded) + ")")
-                    + (forced.equals("auto") ? ": put the fallback (UCX) module on the class path, or run all ranks on one host"
-                            : " (forced by sharp4j.internode=" + forced + ")"));
+                    + (!forced.equals("auto") ? " (forced by sharp4j.internode=" + forced + ")"
+                            : all.stream().anyMatch(h -> h.id().equals("ucx")) ? "; or run all ranks on one host"
+                            : ": the UCX host path is not on the class path: " + KnownProviders.addHint("ucx")
+                                    + ", or run all ranks on one host"));
         }
         InterNodeStep step = host.create(ctx, null);
         String description = host.name();

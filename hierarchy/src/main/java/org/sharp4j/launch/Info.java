@@ -9,6 +9,7 @@ import org.sharp4j.bootstrap.Bootstrap;
 import org.sharp4j.coll.Engine;
 import org.sharp4j.spi.InterNodeContext;
 import org.sharp4j.spi.InterNodeProvider;
+import org.sharp4j.spi.KnownProviders;
 import org.sharp4j.spi.Plugins;
 import org.sharp4j.topology.Topology;
 import org.sharp4j.tuning.Collective;
@@ -126,7 +127,8 @@ public final class Info {
             }
             return "  SHARP: not found. Looked for an offload InterNodeProvider registered in META-INF/services ("
                     + "ServiceLoader) and for " + SHARP_PROVIDER_CLASS + ": "
-                    + (classThere ? "the class is there but not registered" : "the sharp-jni module is not on the class path")
+                    + (classThere ? "the class is there but not registered"
+                            : "the sharp-jni module is not on the class path (" + KnownProviders.addHint("sharp") + ")")
                     + "; not initialised\n";
         }
         String why;
@@ -164,7 +166,7 @@ public final class Info {
                 return "  UCX: found (" + p.name() + "); " + (why == null ? "usable" : "unusable: " + why) + "\n";
             }
         }
-        return "  UCX: not built yet (no UCX host-path InterNodeProvider on the class path; the fallback module will provide it);"
+        return "  UCX: not found (no UCX host-path InterNodeProvider on the class path: " + KnownProviders.addHint("ucx") + ");"
                 + " simulated nodes on one host use shared memory\n";
     }
 

@@ -112,7 +112,8 @@ class TunerAndInfoTest {
         assertTrue(r.contains("node 1: 1 rank(s), 1 socket(s), node leader rank 1"), r);
         assertTrue(r.contains("SHARP: not found") && r.contains("the sharp-jni module is not on the class path")
                 && r.contains("not initialised"), r);
-        assertTrue(r.contains("UCX: not built yet"), r);
+        assertTrue(r.contains("UCX: not found") && r.contains("add the dependency org.sharp4j:sharp4j-fallback"), r);
+        assertTrue(r.contains("add the dependency org.sharp4j:sharp4j-sharp-jni"), r);
         assertTrue(r.contains("inter-node phase in use: shared memory"), r);
         assertTrue(r.contains("override string (Config.withTuneOverride)"), r);
         assertTrue(r.matches("(?s).*allreduce +intra 0-64 +tiled chunk=slot +<- Config.withTuneOverride rule 1.*"), r);

@@ -11,6 +11,7 @@ import org.sharp4j.tuning.CompiledTable;
 import org.sharp4j.spi.InterNodeProvider;
 import org.sharp4j.spi.InterNodeStep;
 import org.sharp4j.spi.RecoverableStep;
+import org.sharp4j.spi.Warnings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -289,7 +290,7 @@ public final class SharpProvider implements InterNodeProvider {
             throw new Sharp4jException(SharpSettings.MODE + "=on but SHARP cannot be used: " + reason);
         }
         if (boot.rank() == 0) {
-            LOG.warn("sharp4j: SHARP not used, falling back to {}: {}", hostPath != null ? hostPath.name() : "the host path",
+            Warnings.warn(LOG, "sharp4j: SHARP not used, falling back to {}: {}", hostPath != null ? hostPath.name() : "the host path",
                     reason);
         }
         return hostPath;

@@ -11,6 +11,7 @@ import org.sharp4j.shm.Waiter;
 import org.sharp4j.spi.InterNodeStep;
 import org.sharp4j.spi.RecoverableStep;
 import org.sharp4j.tuning.Collective;
+import org.sharp4j.spi.Warnings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -562,17 +563,17 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
                 : "redone on the host path (" + hostName + ") by every node leader";
         String of = maxFailures > 0 ? Integer.toString(maxFailures) : "unlimited";
         if (rc == TIMED_OUT) {
-            LOG.warn("sharp4j: SHARP {} (call {}) did not complete within {} ms on node {}; {} [failure {} of {}]",
+            Warnings.warn(LOG, "sharp4j: SHARP {} (call {}) did not complete within {} ms on node {}; {} [failure {} of {}]",
                     Desc.describe(desc), k, sharpWaitNanos / 1_000_000, node, how, failures, of);
         } else if (rc != 0 && rc != JOINED) {
-            LOG.warn("sharp4j: SHARP {} (call {}) failed on node {} with {} ({}); {} [failure {} of {}]", Desc.describe(desc), k,
+            Warnings.warn(LOG, "sharp4j: SHARP {} (call {}) failed on node {} with {} ({}); {} [failure {} of {}]", Desc.describe(desc), k,
                     node, rc, team.lib.strerror(rc), how, failures, of);
         } else if (LOG.isDebugEnabled()) {
             LOG.debug("sharp4j: SHARP {} (call {}) failed on another node leader; node {} joined its recovery: {} [failure {} of {}]",
                     Desc.describe(desc), k, node, how, failures, of);
         }
         if (switchOff && node == 0) {
-            LOG.warn("sharp4j: SHARP switched off for this job after {} failed operations ({}={}); the host path ({}) "
+            Warnings.warn(LOG, "sharp4j: SHARP switched off for this job after {} failed operations ({}={}); the host path ({}) "
                     + "carries every inter-node call from call {} on", failures, SharpSettings.MAX_FAILURES, maxFailures, hostName,
                     disabledFrom);
         }
