@@ -22,6 +22,9 @@ sharp4j_prepare() {
     echo "$me: building (mvn -q -DskipTests package -pl osu-bench -am) ..." >&2
     (cd "$top" && mvn -B -q -DskipTests package -pl osu-bench -am) >&2
     jar=$(ls "$target"/sharp4j-osu-bench-*.jar | grep -v -E -- '-(sources|javadoc|tests)\.jar$' | head -n 1)
+    # Maven leaves an up-to-date jar as it was: mark it built now, or a change in another module
+    # (which does not change osu-bench's jar) would rebuild at every start.
+    touch "$jar"
   fi
   SHARP4J_CP="$jar:$target/lib/*"
 }
