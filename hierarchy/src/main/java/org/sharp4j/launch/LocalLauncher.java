@@ -278,14 +278,14 @@ public final class LocalLauncher implements Callable<Integer> {
             return waitAll(procs);
         } finally {
             procs.forEach(Process::destroyForcibly);
-            for (Thread t : pumps) {
-                t.join(TimeUnit.SECONDS.toMillis(TERM_GRACE_SECONDS)); // the ranks' last lines
-            }
             removeJobFiles(jobId);
             try {
                 Runtime.getRuntime().removeShutdownHook(cleanup);
             } catch (IllegalStateException ignored) {
                 // already shutting down
+            }
+            for (Thread t : pumps) {
+                t.join(TimeUnit.SECONDS.toMillis(TERM_GRACE_SECONDS)); // the ranks' last lines
             }
         }
     }
