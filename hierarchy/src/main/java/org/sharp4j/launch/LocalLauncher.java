@@ -23,7 +23,7 @@ import picocli.CommandLine.Parameters;
  * on this machine that find each other through a loopback rendezvous, like a tiny mpirun.
  *
  * <p>Each rank gets {@code SHARP4J_RANK/SIZE/JOB_ID/RENDEZVOUS} in its environment, this launcher's
- * class path, {@code --enable-native-access=ALL-UNNAMED} (JNA, jucx and the JDK 22+ kernels call
+ * class path, {@code --enable-native-access=ALL-UNNAMED} (JNA, jucx and Open MPI's mpi.jar load
  * native code; JDK 24+ warns on stderr without it, JDK 17 accepts it), the JVM options in
  * {@code SHARP4J_JAVA_OPTS}, every {@code -Dsharp4j.*} property the launcher's own JVM was given
  * and, last so that they win, the {@code -DNAME=VALUE} options of its command line (as mpirun's
@@ -72,7 +72,7 @@ public final class LocalLauncher implements Callable<Integer> {
     @Option(names = "--sockets", description = "simulate S sockets per node (sets -Dsharp4j.topology.sockets)")
     int sockets;
 
-    /** Lets the ranks' libraries (JNA, jucx, FFM) call native code without JDK 24+'s warning; JDK 17 accepts it too. */
+    /** Lets the ranks' libraries (JNA, jucx, mpi.jar) load native code without JDK 24+'s warning; JDK 17 accepts it too. */
     static final String NATIVE_ACCESS = "--enable-native-access=ALL-UNNAMED";
 
     /** Seconds the ranks get to exit after the launcher forwarded SIGTERM to them. */
