@@ -23,8 +23,11 @@ import picocli.CommandLine.Parameters;
  * on this machine that find each other through a loopback rendezvous, like a tiny mpirun.
  *
  * <p>Each rank gets {@code SHARP4J_RANK/SIZE/JOB_ID/RENDEZVOUS} in its environment, this launcher's
- * class path, the JVM options in {@code SHARP4J_JAVA_OPTS} and every {@code -Dsharp4j.*} property
- * the launcher itself was given. When a rank exits with an error the others get
+ * class path, {@code --enable-native-access=ALL-UNNAMED} (JNA, jucx and Open MPI's mpi.jar load
+ * native code; JDK 24+ warns on stderr without it, JDK 17 accepts it), the JVM options in
+ * {@code SHARP4J_JAVA_OPTS}, every {@code -Dsharp4j.*} property the launcher's own JVM was given
+ * and, last so that they win, the {@code -DNAME=VALUE} options of its command line (as mpirun's
+ * {@code -x} passes variables). When a rank exits with an error the others get
  * {@code --grace} seconds to report their own error (a peer-failure, typically) before they are
  * killed; the exit code is the first non-zero one. The job's shared-memory files are removed at
  * the end whatever happened (a rank killed with -9 cannot do it itself).
@@ -34,6 +37,12 @@ import picocli.CommandLine.Parameters;
  * and {@code --rank-prefix CMD} runs each rank as {@code CMD java ...}, with {@code {rank}} and
  * {@code {size}} in CMD replaced (split at spaces, no quoting), e.g.
  * {@code --rank-prefix '.ci/netns-rig.sh exec {rank} {size}'}.
+ *
+ * <p><b>Output.</b> Ranks write straight to the launcher's stdout and stderr. With
+ * {@code --tag-output} (as mpirun's) each line a rank writes is prefixed with
+ * {@code [1,RANK]<stdout>:} or {@code [1,RANK]<stderr>:} and stays on its stream; the launcher
+ * reads each rank's streams through pipes and writes every line whole, so lines of different ranks
+ * never mix (a last line without a newline gets one).
  *
  * <p><b>Binding.</b> {@code --bind-to core} (the default, as mpirun's for few ranks) runs rank i
  * on the i-th CPU this launcher may use, through {@code taskset -c} (util-linux, on every Debian).
@@ -63,6 +72,9 @@ public final class LocalLauncher implements Callable<Integer> {
     @Option(names = "--sockets", description = "simulate S sockets per node (sets -Dsharp4j.topology.sockets)")
     int sockets;
 
+    /** Lets the ranks' libraries (JNA, jucx, mpi.jar) load native code without JDK 24+'s warning; JDK 17 accepts it too. */
+    static final String NATIVE_ACCESS = "--enable-native-access=ALL-UNNAMED";
+
     /** Seconds the ranks get to exit after the launcher forwarded SIGTERM to them. */
     static final int TERM_GRACE_SECONDS = 5;
 
@@ -81,6 +93,13 @@ public final class LocalLauncher implements Callable<Integer> {
 
     @Option(names = "--shm-dir", defaultValue = "/dev/shm", description = "where the job's segment files live")
     Path shmDir;
+
+    @Option(names = "-D", paramLabel = "NAME=VALUE", mapFallbackValue = "",
+            description = "system property for every rank (repeatable), e.g. -Dsharp4j.timeout=60")
+    Map<String, String> properties = new java.util.LinkedHashMap<>();
+
+    @Option(names = "--tag-output", description = "prefix each output line with [1,RANK]<stdout>: or [1,RANK]<stderr>: (as mpirun --tag-output)")
+    boolean tagOutput;
 
     @Option(names = {"--cp", "-cp", "--class-path"}, paramLabel = "PATH",
             description = "class path of the program, put before sharp4j's own (the CLASSPATH variable is used when this is not given)")
@@ -145,6 +164,11 @@ public final class LocalLauncher implements Callable<Integer> {
             throw new CommandLine.ParameterException(new CommandLine(this),
                     "--nodes " + nodes + " needs at least " + nodes + " ranks (one per node), got -np " + np);
         }
+        for (String k : properties.keySet()) {
+            if (k.isBlank() || k.startsWith("-")) {
+                throw new CommandLine.ParameterException(new CommandLine(this), "-D needs NAME=VALUE, got the name '" + k + "'");
+            }
+        }
         if (!bindTo.equals("core") && !bindTo.equals("none")) {
             throw new CommandLine.ParameterException(new CommandLine(this), "--bind-to must be core or none, got '" + bindTo + "'");
         }
@@ -157,6 +181,7 @@ public final class LocalLauncher implements Callable<Integer> {
         String jobId = "j" + ProcessHandle.current().pid() + "-" + Long.toHexString(ThreadLocalRandom.current().nextInt() & 0xffffffffL);
         List<String> base = new ArrayList<>();
         base.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        base.add(NATIVE_ACCESS);
         String opts = System.getenv("SHARP4J_JAVA_OPTS");
         if (opts != null && !opts.isBlank()) {
             base.addAll(List.of(opts.trim().split("\\s+")));
@@ -175,6 +200,7 @@ public final class LocalLauncher implements Callable<Integer> {
         if (!shmDir.toString().equals("/dev/shm")) {
             base.add("-Dsharp4j.shm.dir=" + shmDir);
         }
+        properties.forEach((k, v) -> base.add("-D" + k + "=" + v));
         String cp = System.getProperty("java.class.path");
         String userCp = classPath != null ? classPath : System.getenv("CLASSPATH");
         if (userCp != null && !userCp.isBlank()) {
@@ -201,6 +227,7 @@ public final class LocalLauncher implements Callable<Integer> {
         base.addAll(args);
 
         List<Process> procs = new ArrayList<>();
+        List<Thread> pumps = new ArrayList<>();
         // SIGTERM of the launcher (scancel, a terminal's kill): the ranks get SIGTERM too, so that
         // their shutdown hooks run (they tell their peers and remove what they own), and a few
         // seconds to exit before SIGKILL; then the job's files go whatever happened.
@@ -233,12 +260,20 @@ public final class LocalLauncher implements Callable<Integer> {
                 }
                 cmd.addAll(base);
                 ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
+                if (tagOutput) {
+                    pb.redirectOutput(ProcessBuilder.Redirect.PIPE).redirectError(ProcessBuilder.Redirect.PIPE);
+                }
                 Map<String, String> env = pb.environment();
                 env.put(RendezvousBootstrap.ENV_RANK, Integer.toString(r));
                 env.put(RendezvousBootstrap.ENV_SIZE, Integer.toString(np));
                 env.put(RendezvousBootstrap.ENV_JOB, jobId);
                 env.put(RendezvousBootstrap.ENV_RENDEZVOUS, server.address());
-                procs.add(pb.start());
+                Process p = pb.start();
+                procs.add(p);
+                if (tagOutput) {
+                    pumps.add(pump(p.getInputStream(), System.out, "[1," + r + "]<stdout>:"));
+                    pumps.add(pump(p.getErrorStream(), System.err, "[1," + r + "]<stderr>:"));
+                }
             }
             return waitAll(procs);
         } finally {
@@ -249,6 +284,47 @@ public final class LocalLauncher implements Callable<Integer> {
             } catch (IllegalStateException ignored) {
                 // already shutting down
             }
+            for (Thread t : pumps) {
+                t.join(TimeUnit.SECONDS.toMillis(TERM_GRACE_SECONDS)); // the ranks' last lines
+            }
+        }
+    }
+
+    /**
+     * Copies {@code in} to {@code dest} line by line, each line prefixed with {@code tag} and
+     * written whole in one call, so that lines from other pumps never land inside it.
+     */
+    static Thread pump(java.io.InputStream in, java.io.PrintStream dest, String tag) {
+        byte[] prefix = tag.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        Thread t = new Thread(() -> {
+            java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream(256);
+            line.writeBytes(prefix);
+            try (java.io.InputStream s = new java.io.BufferedInputStream(in)) {
+                for (int b; (b = s.read()) != -1; ) {
+                    line.write(b);
+                    if (b == '\n') {
+                        emit(dest, line);
+                        line.reset();
+                        line.writeBytes(prefix);
+                    }
+                }
+            } catch (IOException ignored) {
+                // the rank is gone; what it wrote so far is printed below
+            }
+            if (line.size() > prefix.length) {
+                line.write('\n');
+                emit(dest, line);
+            }
+        }, "sharp4j-run-output");
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    private static void emit(java.io.PrintStream dest, java.io.ByteArrayOutputStream line) {
+        synchronized (dest) {
+            dest.write(line.toByteArray(), 0, line.size());
+            dest.flush();
         }
     }
 

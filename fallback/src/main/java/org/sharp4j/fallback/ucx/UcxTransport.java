@@ -95,10 +95,16 @@ import org.slf4j.LoggerFactory;
  * <h2>UCX on this machine, and choosing transports</h2>
  * <ul>
  *   <li>jucx 1.15.0 loads the system's {@code libucp.so.0}. On Debian 12's UCX 1.13.1 every
- *       context creation logs (UCX's logger, to stdout) one warning, harmless here since jucx
- *       uses no 1.14/1.15-only call on this path:<br>
+ *       context creation ({@code ucp_init}, not the loading of the library) logs one warning,
+ *       harmless here since jucx uses no 1.14/1.15-only call on this path:<br>
  *       {@code UCX  WARN  UCP API version is incompatible: required >= 1.15, actual 1.13.1 (loaded from /lib/x86_64-linux-gnu/libucp.so.0)}<br>
- *       ({@code UCX_LOG_LEVEL=error} silences it).</li>
+ *       UCX's logger writes to stdout, where it breaks parsers of the program's output (OSU
+ *       tables), so unless {@code UCX_LOG_LEVEL} is set (or a {@code LOG_LEVEL} entry is given)
+ *       the context is created with {@code LOG_LEVEL} {@value #LOG_LEVEL}: jucx applies a
+ *       configuration entry that is not UCP's with {@code ucs_global_opts_set_value} before
+ *       {@code ucp_init}, which is where the warning is printed. {@code UCX_LOG_FILE} cannot be
+ *       changed that way (UCX opens it when libucs loads), so UCX's errors still go to stdout;
+ *       {@code UCX_LOG_FILE=stderr} in the environment moves them.</li>
  *   <li>Without libucp, jucx's {@code NativeLibs} throws {@code UnsatisfiedLinkError:
  *       Native code library failed to load: libjucx_amd64.so. /tmp/jucx.../libjucx_amd64.so:
  *       libucp.so.0: cannot open shared object file: No such file or directory} (later uses:
@@ -127,6 +133,12 @@ public final class UcxTransport implements Transport {
      * default (20 s) is longer than sharp4j's timeout, see "Failures" above.
      */
     static final String KEEPALIVE_INTERVAL = "500ms";
+
+    /**
+     * UCX's log level unless {@code UCX_LOG_LEVEL} says otherwise: errors only, so that UCX's
+     * API-version warning (see above) stays off the program's stdout.
+     */
+    static final String LOG_LEVEL = "error";
 
     /** UCX transports for the inter-node path (UCX's {@code TLS}, e.g. {@code tcp}, {@code rc,ud}). */
     public static final String TLS_PROPERTY = "sharp4j.ucx.tls";
@@ -317,6 +329,9 @@ public final class UcxTransport implements Transport {
                     UcpParams params = new UcpParams().requestTagFeature().setEstimatedNumEps(peers);
                     if (!ucxConfig.containsKey("KEEPALIVE_INTERVAL") && System.getenv("UCX_KEEPALIVE_INTERVAL") == null) {
                         params.setConfig("KEEPALIVE_INTERVAL", KEEPALIVE_INTERVAL); // see "Failures" above
+                    }
+                    if (!ucxConfig.containsKey("LOG_LEVEL") && System.getenv("UCX_LOG_LEVEL") == null) {
+                        params.setConfig("LOG_LEVEL", LOG_LEVEL); // see "UCX on this machine" above
                     }
                     ucxConfig.forEach(params::setConfig);
                     ctx = new UcpContext(params);

@@ -81,6 +81,53 @@ class UcxProcessTest {
         assertEquals(java.util.Set.of(), left, "jucx's extracted library left in /tmp (the killed leader's included)");
     }
 
+    /**
+     * UCX writes its log to stdout, where OSU parsers read the tables: by default (no
+     * UCX_LOG_LEVEL) not one UCX line may reach the ranks' stdout, not even UCX 1.13's API-version
+     * warning; a user who sets UCX_LOG_LEVEL gets UCX's output as UCX prints it.
+     */
+    @Test
+    void ucxLogsNothingOnStdoutUnlessTheUserSetsUcxLogLevel() throws Exception {
+        String[] quiet = runSplit(null);
+        assertEquals(2, quiet[0].lines().filter(l -> l.endsWith(": exchange OK")).count(), quiet[0] + quiet[1]);
+        assertEquals(List.of(), quiet[0].lines().filter(l -> l.contains("UCX")).toList(), "UCX on stdout; stderr:\n" + quiet[1]);
+        assertTrue(!quiet[1].contains("UCP API version"), quiet[1]);
+        // Debian 12's UCX 1.13.1 under jucx 1.15 warns at every context creation (UcxTransport's class comment).
+        String[] loud = runSplit("warn");
+        assertEquals(2, loud[0].lines().filter(l -> l.endsWith(": exchange OK")).count(), loud[0] + loud[1]);
+        assertEquals(2, loud[0].lines().filter(l -> l.contains("UCX  WARN  UCP API version is incompatible")).count(),
+                "UCX_LOG_LEVEL=warn set by the user: each rank's context should print UCX's warning (UCX older than 1.15 here);"
+                + " stdout:\n" + loud[0] + "\nstderr:\n" + loud[1]);
+    }
+
+    /** Two ranks of UcxExchangeMain through the launcher: {stdout, stderr}; UCX_LOG_LEVEL unset when level is null. */
+    private static String[] runSplit(String level) throws Exception {
+        java.nio.file.Path out = java.nio.file.Files.createTempFile("sharp4j-ucxlog", ".out");
+        java.nio.file.Path err = java.nio.file.Files.createTempFile("sharp4j-ucxlog", ".err");
+        try {
+            ProcessBuilder pb = new ProcessBuilder(Job.java(), "-cp", Job.classPath(), "org.sharp4j.launch.LocalLauncher",
+                    "-np", "2", UcxExchangeMain.class.getName(), "20").redirectOutput(out.toFile()).redirectError(err.toFile());
+            pb.environment().remove("UCX_LOG_LEVEL");
+            if (level != null) {
+                pb.environment().put("UCX_LOG_LEVEL", level);
+            }
+            Process p = pb.start();
+            boolean ended = p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS);
+            if (!ended) {
+                p.descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly();
+                p.waitFor();
+            }
+            String[] r = {java.nio.file.Files.readString(out), java.nio.file.Files.readString(err)};
+            assertTrue(ended, "job did not end within 120 s; stdout:\n" + r[0] + "\nstderr:\n" + r[1]);
+            assertEquals(0, p.exitValue(), "stdout:\n" + r[0] + "\nstderr:\n" + r[1]);
+            return r;
+        } finally {
+            java.nio.file.Files.deleteIfExists(out);
+            java.nio.file.Files.deleteIfExists(err);
+        }
+    }
+
     static java.util.Set<String> jucxDirs() throws java.io.IOException {
         try (java.util.stream.Stream<java.nio.file.Path> s = java.nio.file.Files.list(java.nio.file.Path.of("/tmp"))) {
             return s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("jucx"))

@@ -1,0 +1,85 @@
+package org.sharp4j.osu;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
+import ch.qos.logback.classic.spi.Configurator;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.ConsoleAppender;
+import ch.qos.logback.core.spi.ContextAwareBase;
+
+/**
+ * Logback's configuration for the benchmarks and tools when the program has none of its own:
+ * everything to stderr (stdout carries the OSU tables that scripts parse), sharp4j at
+ * {@code sharp4j.log.level} (default WARN), everything else at WARN.
+ *
+ * <p>A {@code logback.xml} inside this jar would do the same, but Logback then finds two when the
+ * user's program brings its own, and prints its "Resource [logback.xml] occurs multiple times"
+ * status dump to stdout. Logback asks {@link Configurator} services (this one is registered in
+ * {@code META-INF/services}) before it looks for files, so this one steps aside when
+ * {@code -Dlogback.configurationFile} is given or a {@code logback-test.xml} / {@code logback.xml}
+ * is on the class path, and Logback then reads that as usual.
+ */
+public final class StderrLogging extends ContextAwareBase implements Configurator {
+    /** The level of the {@code org.sharp4j} loggers (TRACE, DEBUG, INFO, WARN, ERROR, OFF). */
+    public static final String LEVEL_PROPERTY = "sharp4j.log.level";
+
+    private final ClassLoader loader;
+
+    /** Used by Logback's service lookup. */
+    public StderrLogging() {
+        this(StderrLogging.class.getClassLoader());
+    }
+
+    /** Looks for the user's configuration files through {@code loader}. */
+    StderrLogging(ClassLoader loader) {
+        this.loader = loader;
+    }
+
+    /** Whether the program configures Logback itself (then Logback's own lookup takes over). */
+    boolean userConfigured() {
+        return System.getProperty("logback.configurationFile") != null
+                || loader.getResource("logback-test.xml") != null || loader.getResource("logback.xml") != null;
+    }
+
+    /**
+     * The level named by {@code sharp4j.log.level}, WARN when it is not set.
+     *
+     * @throws IllegalArgumentException when it names no level
+     */
+    static Level level(String value) {
+        if (value == null || value.isBlank()) {
+            return Level.WARN;
+        }
+        Level l = Level.toLevel(value.trim(), null);
+        if (l == null) {
+            throw new IllegalArgumentException(LEVEL_PROPERTY + ": '" + value + "' is not a log level (TRACE, DEBUG, INFO, WARN, ERROR, OFF)");
+        }
+        return l;
+    }
+
+    @Override
+    public ExecutionStatus configure(LoggerContext lc) {
+        if (userConfigured()) {
+            addInfo("sharp4j: the program has its own Logback configuration; using it");
+            return ExecutionStatus.INVOKE_NEXT_IF_ANY;
+        }
+        Level sharp4j = level(System.getProperty(LEVEL_PROPERTY));
+        PatternLayoutEncoder encoder = new PatternLayoutEncoder();
+        encoder.setContext(lc);
+        encoder.setPattern("%d{HH:mm:ss.SSS} %-5level %logger{0} - %msg%n");
+        encoder.start();
+        ConsoleAppender<ILoggingEvent> err = new ConsoleAppender<>();
+        err.setContext(lc);
+        err.setName("SHARP4J_ERR");
+        err.setTarget("System.err");
+        err.setEncoder(encoder);
+        err.start();
+        Logger root = lc.getLogger(Logger.ROOT_LOGGER_NAME);
+        root.setLevel(Level.WARN);
+        root.addAppender(err);
+        lc.getLogger("org.sharp4j").setLevel(sharp4j);
+        return ExecutionStatus.DO_NOT_INVOKE_NEXT_IF_ANY;
+    }
+}
