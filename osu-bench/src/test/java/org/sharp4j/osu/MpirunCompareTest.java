@@ -76,12 +76,17 @@ class MpirunCompareTest {
     }
 
     static Procs.Result mpirun(List<String> extraMpirunFlags, String main, String... args) throws Exception {
+        return mpirun(extraMpirunFlags, List.of(), main, args);
+    }
+
+    static Procs.Result mpirun(List<String> extraMpirunFlags, List<String> jvmOptions, String main, String... args) throws Exception {
         List<String> cmd = new ArrayList<>();
         cmd.add(mpirun.toString());
         cmd.addAll(Procs.words(mpirunFlags));
         cmd.addAll(extraMpirunFlags);
         cmd.addAll(List.of("-np", "2", Procs.java()));
         cmd.addAll(Procs.words(javaOpts));
+        cmd.addAll(jvmOptions);
         cmd.addAll(List.of("-Xmx256m", "-cp", rankClassPath(), main));
         cmd.addAll(List.of(args));
         return Procs.run(cmd, 240);
@@ -113,6 +118,30 @@ class MpirunCompareTest {
             assertEquals(Math.round(s / m * 100) / 100.0, ratio, 0.02 + 0.01 * ratio, r::toString); // printed values are rounded
             size *= 2;
         }
+    }
+
+    /**
+     * The agent with the benchmarks' class path (which holds the plain sharp4j-mpi jar, as
+     * osu-bench/target/lib does): the JVM loads the agent's Premain-Class from the class path first,
+     * so that must work too (it needs Byte Buddy there); the calls are routed through sharp4j.
+     */
+    @Test
+    void theAgentRunsOnTheBenchmarksClassPath() throws Exception {
+        assumeMpi();
+        Path agent;
+        try (java.util.stream.Stream<Path> s = Files.list(Path.of("..", "mpi", "target"))) {
+            agent = s.filter(f -> f.getFileName().toString().endsWith("-agent.jar")).findFirst().orElse(null);
+        } catch (java.io.IOException e) {
+            agent = null;
+        }
+        assumeTrue(agent != null, "no agent jar in ../mpi/target (the mpi module is built before osu-bench in the reactor)");
+        Procs.Result r = mpirun(List.of(), List.of("-javaagent:" + agent.toAbsolutePath(), "-Dsharp4j.enable=true",
+                "-Dsharp4j.log.level=INFO"), "org.sharp4j.osu.OsuAllreduce", "--backend", "mpi", "-m", "8:16", "-i", "20", "-x", "2",
+                "-c", "--jit-warmup", "10");
+        assertEquals(0, r.exit(), r::toString);
+        assertTrue(r.err().contains("sharp4j-mpi agent installed"), r::toString);
+        assertTrue(r.err().contains("routed through sharp4j"), r::toString);
+        EndToEndThreadsTest.rows(r.out()).forEach(row -> assertEquals("Pass", row[2], r::toString));
     }
 
     @Test
