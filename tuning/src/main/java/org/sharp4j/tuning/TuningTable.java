@@ -264,9 +264,9 @@ public final class TuningTable {
         List<List<CompiledTable.Seg>> inter = new ArrayList<>();
         for (Collective c : Collective.values()) {
             List<CompiledTable.Seg> a = new ArrayList<>();
-            a.add(new CompiledTable.Seg(0, Long.MAX_VALUE, Algorithm.TREE, CompiledTable.DEFAULT_TREE_RADIX, 0, "default"));
+            a.add(new CompiledTable.Seg(0, Long.MAX_VALUE, Algorithm.TREE, CompiledTable.DEFAULT_TREE_RADIX, 0, "default", "default"));
             List<CompiledTable.Seg> b = new ArrayList<>();
-            b.add(new CompiledTable.Seg(0, Long.MAX_VALUE, Algorithm.KNOMIAL, CompiledTable.DEFAULT_KNOMIAL_RADIX, 0, "default"));
+            b.add(new CompiledTable.Seg(0, Long.MAX_VALUE, Algorithm.KNOMIAL, CompiledTable.DEFAULT_KNOMIAL_RADIX, 0, "default", "default"));
             for (Source s : sources) {
                 if (s == null) {
                     continue;
@@ -276,13 +276,14 @@ public final class TuningTable {
                         continue;
                     }
                     String origin = s.level == Level.BUILT_IN ? "built-in: " + r : r.origin() + ": " + r;
+                    String prov = s.level == Level.BUILT_IN ? "built in" : r.provenance() != null ? r.provenance().label() : s.level.label();
                     if (r.algorithm() == null) {
-                        a = paint(a, r, origin);
-                        b = paint(b, r, origin);
+                        a = paint(a, r, origin, prov);
+                        b = paint(b, r, origin, prov);
                     } else if (r.algorithm().intraNode()) {
-                        a = paint(a, r, origin);
+                        a = paint(a, r, origin, prov);
                     } else {
-                        b = paint(b, r, origin);
+                        b = paint(b, r, origin, prov);
                     }
                 }
             }
@@ -302,7 +303,7 @@ public final class TuningTable {
         }
     }
 
-    private static List<CompiledTable.Seg> paint(List<CompiledTable.Seg> segs, Rule r, String origin) {
+    private static List<CompiledTable.Seg> paint(List<CompiledTable.Seg> segs, Rule r, String origin, String prov) {
         List<CompiledTable.Seg> out = new ArrayList<>();
         long lo = r.minBytes();
         long hi = r.maxBytes();
@@ -321,7 +322,8 @@ public final class TuningTable {
                 boolean chunkApplies = r.chunk() != Rule.UNSET && s.alg.takesChunk();
                 if (radixApplies || chunkApplies) {
                     out.add(new CompiledTable.Seg(a, b, s.alg, radixApplies ? r.radix() : s.radix,
-                            chunkApplies ? r.chunk() : s.chunk, s.origin + "; " + origin));
+                            chunkApplies ? r.chunk() : s.chunk, s.origin + "; " + origin,
+                            s.provenance.equals(prov) ? prov : s.provenance + "; " + prov));
                 } else {
                     out.add(s.range(a, b));
                 }
@@ -329,7 +331,7 @@ public final class TuningTable {
                 boolean same = s.alg == r.algorithm();
                 int radix = r.radix() != Rule.UNSET ? r.radix() : same ? s.radix : defaultRadix(r.algorithm());
                 int chunk = r.chunk() != Rule.UNSET ? r.chunk() : same ? s.chunk : 0;
-                out.add(new CompiledTable.Seg(a, b, r.algorithm(), radix, chunk, origin));
+                out.add(new CompiledTable.Seg(a, b, r.algorithm(), radix, chunk, origin, prov));
             }
             if (s.hi > hi) {
                 out.add(s.range(hi, s.hi));
@@ -360,7 +362,8 @@ public final class TuningTable {
             }
             out.add(s.level.label() + " (" + s.name + "), " + s.rules.size() + " rule(s):");
             for (Rule r : s.rules) {
-                out.add("  " + r + (s.level == Level.BUILT_IN ? "" : "    # " + r.origin()));
+                out.add("  " + r + (s.level == Level.BUILT_IN ? "" : "    # " + r.origin()
+                        + (r.provenance() != null ? ", " + r.provenance().label() : "")));
             }
         }
         return out;
