@@ -284,6 +284,34 @@ public final class TuneTable {
         return m.find() ? new int[] {Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2))} : new int[] {0, 0};
     }
 
+    /**
+     * Merges one section (its first line the header) into the table file {@code table}, keeping the
+     * file's other sections and its leading comments (a new file gets {@link #preamble()}); the result
+     * is parsed before it is written.
+     */
+    public static List<String> mergeSection(Path table, List<String> section) {
+        try {
+            List<String> existing = Files.exists(table) ? Files.readAllLines(table, StandardCharsets.UTF_8) : List.of();
+            List<String> pre = new ArrayList<>();
+            for (String l : existing) {
+                if (l.trim().startsWith("[") || !(l.isBlank() || l.trim().startsWith("#"))) {
+                    break;
+                }
+                pre.add(l);
+            }
+            List<String> lines = merge(existing, existing.isEmpty() ? preamble() : trim(pre), List.of(section));
+            RuleParser.parseLines(lines, table.toString());
+            Path parent = table.toAbsolutePath().getParent();
+            if (parent != null) {
+                Files.createDirectories(parent);
+            }
+            Files.write(table, lines, StandardCharsets.UTF_8);
+            return lines;
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot write the tuning table " + table + ": " + e.getMessage(), e);
+        }
+    }
+
     /** The comments a table file written by the tuner starts with. */
     public static List<String> preamble() {
         List<String> out = new ArrayList<>();
