@@ -134,7 +134,8 @@ public final class Tuner {
             if (interNode.startsWith("SHARP")) {
                 out.add(new Candidate(Measurement.INTER, "sharp", "all:0-inf:sharp", all));
             } else {
-                notes.add("SHARP is not phase 3 here (" + interNode + "): host path only (sharp4j.sharp=on and libsharp_coll for SHARP)");
+                notes.add("SHARP is not phase 3 here (" + interNode + "): host path only (SHARP needs libsharp_coll, e.g."
+                        + " -Dsharp4j.sharp.lib=..., and the UCX host path)");
             }
         }
         return out;
@@ -158,8 +159,15 @@ public final class Tuner {
     public static Result run(Bootstrap boot, Config base, Options o, Set<String> done, Consumer<Measurement> sink, PrintStream progress) {
         long start = System.nanoTime();
         Result res = new Result();
+        String forced = forcedSharp(System.getProperties());
+        if (forced != null) {
+            throw new IllegalArgumentException("sharp4j tune measures SHARP against the host path by forcing each candidate through "
+                    + "the tuning table, but " + forced + " makes SHARP take calls whatever the table says: run it with sharp4j.sharp=auto"
+                    + " (the default; sharp4j.sharp.lib names the library) and without sharp4j.sharp.min.nodes/max.bytes");
+        }
         String interNode;
-        try (Communicator probe = Sharp4j.create(boot, base.withWarmupRounds(0))) {
+        // the probe's table picks SHARP for small messages, so that SHARP is set up (and named in phase 3) wherever it can be
+        try (Communicator probe = Sharp4j.create(boot, base.withTuneOverride("all:0-2k:sharp").withWarmupRounds(0))) {
             res.ppn = probe.topology().maxRanksPerNode();
             res.nodes = probe.topology().nodeCount();
             interNode = probe.interNode();
@@ -263,6 +271,19 @@ public final class Tuner {
             }
         }
         return res;
+    }
+
+    /** The SHARP setting that would make SHARP ignore the forcing rules, or null. */
+    static String forcedSharp(java.util.Properties p) {
+        if ("on".equalsIgnoreCase(p.getProperty("sharp4j.sharp", "").trim())) {
+            return "sharp4j.sharp=on";
+        }
+        for (String k : new String[] {"sharp4j.sharp.min.nodes", "sharp4j.sharp.max.bytes"}) {
+            if (p.getProperty(k) != null) {
+                return k + "=" + p.getProperty(k);
+            }
+        }
+        return null;
     }
 
     /** Whether rank 0's budget is spent; every rank gets rank 0's answer. */

@@ -207,7 +207,8 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
         for (long m : maxBytes) {
             max = Math.max(max, m);
         }
-        this.cap = (int) Math.min(Math.min(Integer.MAX_VALUE - 64, slotBytes), (max + 7) & ~7L);
+        // (a table rule to inf gives max = Long.MAX_VALUE - 1: round up without overflowing)
+        this.cap = (int) Math.min(Math.min(Integer.MAX_VALUE - 64, slotBytes), (Math.min(max, Integer.MAX_VALUE) + 7) & ~7L);
         if (chunkBytes < 8 || (chunkBytes & 7) != 0 || chunkBytes > SharpTeam.WINDOW) {
             throw new IllegalArgumentException("SHARP chunk of " + chunkBytes + " bytes: a multiple of 8 up to 1 MiB");
         }
