@@ -164,11 +164,11 @@ public final class TuneMain implements Callable<Integer> {
                     System.err.println("sharp4j tune: nothing measured (budget too short?); " + output + " not written");
                 } else {
                     TuneTable.write(output, all, o.guard);
+                    System.err.println("sharp4j tune: wrote " + output + " (section [nodes=" + r.nodes + ":ppn=" + r.ppn
+                            + ":measured]" + (r.budgetSpent ? ", incomplete: budget spent" : "") + "), measurements in " + state);
                     if (onWritten != null) {
                         onWritten.accept(state);
                     }
-                    System.err.println("sharp4j tune: wrote " + output + " (section [nodes=" + r.nodes + ":ppn=" + r.ppn
-                            + ":measured]" + (r.budgetSpent ? ", incomplete: budget spent" : "") + "), measurements in " + state);
                 }
             }
             b.barrier(); // no rank leaves before the table is written (a launcher may end the job when one does)
