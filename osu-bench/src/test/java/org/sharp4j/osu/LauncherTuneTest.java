@@ -1,0 +1,62 @@
+package org.sharp4j.osu;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.sharp4j.tuning.Collective;
+import org.sharp4j.tuning.CompiledTable;
+import org.sharp4j.tuning.TuningTable;
+
+/**
+ * {@code bin/sharp4j tune} on the embedded launcher (the command line started alone, as bin/sharp4j
+ * starts it): at 2 simulated nodes x 1 rank over UCX (inter-node candidates only), then at 1 node x 2
+ * ranks into the same file: one table with both sections; {@code sharp4j info} with it shows the
+ * 2-node rules in force as measured on this cluster and the built-in ones as built in.
+ */
+class LauncherTuneTest {
+    static Procs.Result cli(List<String> props, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(Procs.java(), "-Xmx256m", "-cp", Procs.join(Procs.classPath())));
+        cmd.addAll(props);
+        cmd.add("org.sharp4j.osu.tune.Sharp4jCli");
+        cmd.addAll(List.of(args));
+        return Procs.run(cmd, Map.of("UCX_LOG_LEVEL", "error"), 240);
+    }
+
+    @Test
+    void twoShapesMergeIntoOneTableThatInfoShowsAsMeasured(@TempDir Path dir) throws Exception {
+        Path table = dir.resolve("tuned.txt");
+        List<String> ucx = List.of("-Dsharp4j.internode=ucx", "-Dsharp4j.ucx.tls=tcp");
+        String[] tiny = {"--quick", "--collectives", "allreduce,barrier", "--sizes", "8", "--radices", "2", "--inter-radices", "2",
+            "--iterations", "20", "--max-rounds", "2", "--budget", "60s", "-o", table.toString()};
+        List<String> a = new ArrayList<>(List.of("tune", "-np", "2", "--nodes", "2"));
+        a.addAll(List.of(tiny));
+        Procs.Result r = cli(ucx, a.toArray(new String[0]));
+        assertEquals(0, r.exit(), r::toString);
+        assertTrue(r.err().contains("2 rank(s), 2 node(s), 1 rank(s) per node; phase 3: UCX"), r::toString);
+        assertTrue(r.err().contains("one rank per node: no intra-node candidates"), r::toString);
+        a = new ArrayList<>(List.of("tune", "-np", "2"));
+        a.addAll(List.of(tiny));
+        r = cli(List.of(), a.toArray(new String[0]));
+        assertEquals(0, r.exit(), r::toString);
+        assertTrue(r.err().contains("one node: no inter-node candidates"), r::toString);
+        List<String> lines = Files.readAllLines(table);
+        assertTrue(lines.contains("[nodes=1:ppn=2:measured]") && lines.contains("[nodes=2:ppn=1:measured]"), lines::toString);
+
+        CompiledTable two = TuningTable.builtIn().withFile(table, "test").compile(2, 1);
+        String inter = two.interAlgorithm(Collective.ALLREDUCE, 8).key() + " radix=" + two.interRadix(Collective.ALLREDUCE, 8);
+        List<String> withTable = new ArrayList<>(ucx);
+        withTable.add("-Dsharp4j.tune.file=" + table);
+        Procs.Result info = cli(withTable, "info", "-np", "2", "--nodes", "2");
+        assertEquals(0, info.exit(), info::toString);
+        assertTrue(info.out().matches("(?s).*\\n +allreduce inter 0-[^\\n]* " + inter + " +<- " + java.util.regex.Pattern.quote(table.toString())
+                + ":\\d+: [^\\n]*\\[measured on this cluster\\]\\n.*"), info::toString);
+        assertTrue(info.out().matches("(?s).*\\n +allreduce intra 0-[^\\n]*<- built-in: [^\\n]*\\[built in\\]\\n.*"), info::toString);
+    }
+}
