@@ -42,6 +42,13 @@ import java.util.Properties;
  *       the HI of the sharp rule, the minimum node count its {@code nodes=A-inf};</li>
  *   <li>a rule without ALGORITHM sets only parameters, on whatever algorithm applies there.</li>
  * </ul>
+ * <b>Sections</b> (files only): a line {@code [nodes=A-B:ppn=A-B:measured]} applies its shape to the
+ * rules after it (intersected with a rule's own nodes=/ppn=; a rule outside it is an error) and
+ * records their provenance, {@code measured} (on this cluster, by {@code sharp4j tune}) or
+ * {@code modelled} (by {@code sharp4j model --seed-table}); both words and the fields are optional,
+ * {@code []} ends a section. {@code sharp4j tune} writes one measured section per job shape it ran at
+ * and merges it into the file, keeping the other sections; {@code sharp4j info} shows each choice's
+ * provenance ({@link CompiledTable#intraProvenance}).
  * Rules paint the size axis: within a source later rules override earlier ones, and every
  * source overrides the ones before it, only where its rules apply. Parameters a rule leaves
  * unset keep the value of the rule it overrides when the algorithm is the same, else the default
