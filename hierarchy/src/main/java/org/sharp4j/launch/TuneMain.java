@@ -29,6 +29,9 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "sharp4j-tune-rank", mixinStandardHelpOptions = true)
 public final class TuneMain implements Callable<Integer> {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
     @Option(names = {"-o", "--output"}, required = true, description = "table file to write (merged: other job shapes' sections are kept)")
     Path output;
 
@@ -100,11 +103,22 @@ public final class TuneMain implements Callable<Integer> {
         return (long) (v * unit);
     }
 
-    /** Builds the options from the command line (shared with the front end). */
-    Tuner.Options options() {
+    /** Builds the options from the command line (the front end calls it to reject bad options before starting ranks). */
+    public Tuner.Options options() {
         Tuner.Options o = quick ? Tuner.Options.quick() : new Tuner.Options();
         if (sizes != null) {
-            o.sizes = sizes.stream().mapToLong(Sizes::parseBytes).toArray();
+            o.sizes = sizes.stream().mapToLong(x -> {
+                long v;
+                try {
+                    v = Sizes.parseBytes(x);
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("--sizes: " + e.getMessage(), e);
+                }
+                if (v == Long.MAX_VALUE || v > (1L << 30)) {
+                    throw new IllegalArgumentException("--sizes: " + x + " is not a message size up to 1G");
+                }
+                return v;
+            }).sorted().distinct().toArray();
         }
         if (collectives != null) {
             EnumSet<Collective> cs = EnumSet.noneOf(Collective.class);
@@ -118,6 +132,11 @@ public final class TuneMain implements Callable<Integer> {
             o.collectives = cs;
         }
         if (radices != null) {
+            for (int r : radices) {
+                if (r < 2 || r > org.sharp4j.tuning.Rule.MAX_RADIX) {
+                    throw new IllegalArgumentException("--radices: tree radices are 2.." + org.sharp4j.tuning.Rule.MAX_RADIX + ", got " + r);
+                }
+            }
             o.radices = radices;
         }
         if (interRadices != null) {
@@ -143,7 +162,12 @@ public final class TuneMain implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Tuner.Options o = options(); // bad options fail here, before any rank meets the others
+        Tuner.Options o;
+        try {
+            o = options(); // bad options fail here, before any rank meets the others
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "sharp4j tune: " + e.getMessage());
+        }
         Path state = csv != null ? csv : TuneCsv.of(output);
         Bootstrap b = Sharp4j.bootstrap();
         try {

@@ -131,6 +131,14 @@ public final class Sharp4jCli implements Callable<Integer> {
                     a.addAll(List.of(o[0], o[1]));
                 }
             }
+            // bad options are refused here, once, before any rank starts
+            CommandLine check = new CommandLine(new org.sharp4j.launch.TuneMain());
+            try {
+                check.parseArgs(a.toArray(new String[0]));
+                ((org.sharp4j.launch.TuneMain) check.getCommand()).options();
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(new CommandLine(this), "sharp4j tune: " + e.getMessage());
+            }
             if (insideJob(System.getenv())) {
                 // every rank of the job runs this: the ranks measure together, rank 0 writes (and plots)
                 org.sharp4j.launch.TuneMain main = new org.sharp4j.launch.TuneMain();
