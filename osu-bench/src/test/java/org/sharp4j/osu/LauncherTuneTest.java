@@ -59,4 +59,24 @@ class LauncherTuneTest {
                 + ":\\d+: [^\\n]*\\[measured on this cluster\\]\\n.*"), info::toString);
         assertTrue(info.out().matches("(?s).*\\n +allreduce intra 0-[^\\n]*<- built-in: [^\\n]*\\[built in\\]\\n.*"), info::toString);
     }
+
+    /** Bad options are refused by the command line itself, naming the option, before any rank starts (no file written). */
+    @Test
+    void badOptionsAreRefusedBeforeAnyRankStarts(@TempDir Path dir) throws Exception {
+        Path table = dir.resolve("t.txt");
+        String[][] bad = {{"--radices", "1"}, {"--inter-radices", "2,9"}, {"--sizes", "8,lots"}, {"--budget", "soon"},
+            {"--collectives", "allgather"}};
+        String[] says = {"--radices: tree radices are 2..64, got 1", "--inter-radices: the host path takes radices 2..8, got 9",
+            "--sizes: not a size: 'lots'", "--budget must be a duration like 10m, 90s or 1h, got 'soon'",
+            "--collectives: unknown collective 'allgather'"};
+        for (int i = 0; i < bad.length; i++) {
+            java.io.StringWriter err = new java.io.StringWriter();
+            picocli.CommandLine cl = new picocli.CommandLine(new org.sharp4j.osu.tune.Sharp4jCli());
+            cl.setErr(new java.io.PrintWriter(err, true));
+            int rc = cl.execute("tune", "-o", table.toString(), bad[i][0], bad[i][1]);
+            assertEquals(2, rc, err::toString);
+            assertTrue(err.toString().contains("sharp4j tune: " + says[i]), err::toString);
+            assertTrue(!Files.exists(table) && !Files.exists(Path.of(table + ".csv")), "nothing written");
+        }
+    }
 }

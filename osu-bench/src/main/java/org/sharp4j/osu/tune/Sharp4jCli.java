@@ -77,6 +77,9 @@ public final class Sharp4jCli implements Callable<Integer> {
                     "Alone it starts -np ranks through the embedded launcher; started by mpirun or srun --mpi=pmix"
                     + " (every rank runs it) it measures that job. Resumable: the table's .csv holds what was measured."})
     static final class Tune implements Callable<Integer> {
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
         @CommandLine.Mixin
         Shape shape = new Shape();
 
@@ -137,7 +140,7 @@ public final class Sharp4jCli implements Callable<Integer> {
                 check.parseArgs(a.toArray(new String[0]));
                 ((org.sharp4j.launch.TuneMain) check.getCommand()).options();
             } catch (IllegalArgumentException e) {
-                throw new CommandLine.ParameterException(new CommandLine(this), "sharp4j tune: " + e.getMessage());
+                throw new CommandLine.ParameterException(spec.commandLine(), "sharp4j tune: " + e.getMessage());
             }
             if (insideJob(System.getenv())) {
                 // every rank of the job runs this: the ranks measure together, rank 0 writes (and plots)
