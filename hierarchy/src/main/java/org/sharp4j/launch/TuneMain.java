@@ -53,6 +53,9 @@ public final class TuneMain implements Callable<Integer> {
     @Option(names = "--inter-radices", split = ",", description = "host k-nomial and SRA radices to try (default 2..8)")
     int[] interRadices;
 
+    @Option(names = "--chunks", split = ",", description = "tiled chunk sizes to try besides the slot, e.g. 16k,32k")
+    List<String> chunks;
+
     @Option(names = "--iterations", description = "timed calls per round")
     Integer iterations;
 
@@ -146,6 +149,20 @@ public final class TuneMain implements Callable<Integer> {
                 }
             }
             o.interRadices = interRadices;
+        }
+        if (chunks != null) {
+            o.chunks = chunks.stream().mapToLong(x -> {
+                long v;
+                try {
+                    v = Sizes.parseBytes(x);
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("--chunks: " + e.getMessage(), e);
+                }
+                if (v < 64 || v % 64 != 0 || v > (1L << 30)) {
+                    throw new IllegalArgumentException("--chunks: a chunk is a multiple of 64 bytes from 64 to 1G, got " + x);
+                }
+                return v;
+            }).distinct().toArray();
         }
         if (iterations != null) {
             o.iterations = iterations;

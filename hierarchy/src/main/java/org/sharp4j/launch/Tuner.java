@@ -29,7 +29,8 @@ import org.sharp4j.tuning.tune.Measurement;
  * <ul>
  *   <li>intra-node (when a node has 2 ranks or more): {@code tree:radix=k} for each radix up to the
  *       ranks per node, {@code exchange} (up to 32 ranks per node, sizes up to {@link Options#exchangeMax}),
- *       {@code tiled} (allreduce, reduce); phase 3 keeps the table's choice;</li>
+ *       {@code tiled} (allreduce, reduce; {@code tiled:chunk=C} for each of {@link Options#chunks}); phase 3
+ *       keeps the table's choice;</li>
  *   <li>inter-node (2 nodes or more, phase 3 on the host path, e.g. UCX): {@code knomial:radix=k} for k in
  *       {@link Options#interRadices} up to the node count (allreduce, reduce, and barrier, which runs the
  *       host path's spine at that radix), {@code sra:radix=k} (allreduce, reduce); {@code sharp} where SHARP is
@@ -51,6 +52,8 @@ public final class Tuner {
         public long[] sizes = {8, 64, 512, 4096, 16384, 65536, 262144};
         public int[] radices = {2, 4, 8};
         public int[] interRadices = {2, 3, 4, 5, 6, 7, 8};
+        /** Tiled chunk sizes to try besides the slot (bytes, multiples of 64 below the slot); none by default. */
+        public long[] chunks = {};
         /** Largest size the exchange is tried at (it reads every rank's slot). */
         public long exchangeMax = 4096;
         public int iterations = 1000;
@@ -112,6 +115,10 @@ public final class Tuner {
                 out.add(new Candidate(Measurement.INTRA, "exchange", "all:0-inf:exchange", all));
             }
             out.add(new Candidate(Measurement.INTRA, "tiled", "allreduce,reduce:0-inf:tiled", data));
+            for (long c : o.chunks) {
+                String k = "tiled:chunk=" + Sizes.format(c);
+                out.add(new Candidate(Measurement.INTRA, k, "allreduce,reduce:0-inf:" + k, data));
+            }
         } else {
             notes.add("one rank per node: no intra-node candidates");
         }

@@ -79,11 +79,14 @@ class TunerAndInfoTest {
         Config base = Config.defaults().withWarmupRounds(1).withTimeoutNanos(60_000_000_000L);
         int n = 2;
         List<Measurement> sink = new ArrayList<>();
-        Tuner.Result res = sweep(n, base, tiny(), Set.of(), sink);
-        // tree:radix=2 and tiled at 2 sizes for allreduce, exchange at 64 B (up to 4 KiB), tree and exchange for barrier
-        assertEquals(7, res.measurements.size(), res.measurements.toString());
+        Tuner.Options withChunk = tiny();
+        withChunk.chunks = new long[] {4096};
+        Tuner.Result res = sweep(n, base, withChunk, Set.of(), sink);
+        // tree:radix=2, tiled and tiled:chunk=4k at 2 sizes for allreduce, exchange at 64 B (up to 4 KiB), tree and exchange for barrier
+        assertEquals(9, res.measurements.size(), res.measurements.toString());
+        assertTrue(res.measurements.stream().anyMatch(m -> m.candidate().equals("tiled:chunk=4k") && m.bytes() == 32768), res.measurements.toString());
         assertEquals(res.measurements, sink);
-        assertEquals(7, res.total);
+        assertEquals(9, res.total);
         assertFalse(res.budgetSpent);
         assertTrue(res.notes.stream().anyMatch(x -> x.contains("one node")), res.notes.toString());
         Path table = dir.resolve("table.txt");
@@ -110,6 +113,9 @@ class TunerAndInfoTest {
             assertEquals("measured on this cluster", t.intraProvenance(Collective.ALLREDUCE, 64));
             assertEquals(intra(at64), comm.engine().algorithm(Collective.ALLREDUCE, 64));
             assertEquals(intra(at32k), comm.engine().algorithm(Collective.ALLREDUCE, 32768));
+            if (at32k.equals("tiled:chunk=4k")) {
+                assertEquals(4096, t.chunkAt(Collective.ALLREDUCE, t.intraIndex(Collective.ALLREDUCE, 32768)));
+            }
             String r = Info.report(comm);
             if (comm.rank() == 0) {
                 info.set(r);
@@ -125,9 +131,9 @@ class TunerAndInfoTest {
             done.add(m.key());
         }
         List<Measurement> again = new ArrayList<>();
-        Tuner.Result res2 = sweep(n, base, tiny(), done, again);
+        Tuner.Result res2 = sweep(n, base, withChunk, done, again);
         assertEquals(0, res2.measurements.size());
-        assertEquals(7, res2.skipped);
+        assertEquals(9, res2.skipped);
         assertTrue(again.isEmpty());
     }
 

@@ -104,6 +104,9 @@ public final class Sharp4jCli implements Callable<Integer> {
         @Option(names = "--inter-radices", description = "host k-nomial and SRA radices (default 2..8)")
         String interRadices;
 
+        @Option(names = "--chunks", description = "tiled chunk sizes to try besides the slot, e.g. 16k,32k")
+        String chunks;
+
         @Option(names = "--iterations", description = "timed calls per round")
         Integer iterations;
 
@@ -127,7 +130,7 @@ public final class Sharp4jCli implements Callable<Integer> {
                 a.add("--fresh");
             }
             String[][] opt = {{"--sizes", sizes}, {"--collectives", collectives}, {"--radices", radices},
-                {"--inter-radices", interRadices}, {"--iterations", iterations == null ? null : iterations.toString()},
+                {"--inter-radices", interRadices}, {"--chunks", chunks}, {"--iterations", iterations == null ? null : iterations.toString()},
                 {"--max-rounds", maxRounds == null ? null : maxRounds.toString()}, {"--budget", budget}};
             for (String[] o : opt) {
                 if (o[1] != null) {
