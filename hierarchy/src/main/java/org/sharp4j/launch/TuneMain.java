@@ -1,6 +1,6 @@
 package org.sharp4j.launch;
 
-import java.nio.file.Files;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.HashSet;
@@ -65,7 +65,7 @@ public final class TuneMain implements Callable<Integer> {
     @Option(names = "--budget", description = "time budget of the sweep, e.g. 10m, 90s, 1h; then it stops and writes what it measured")
     String budget;
 
-    @Option(names = "--fresh", description = "ignore the points already in the state file (they are replaced)")
+    @Option(names = "--fresh", description = "measure again the points the state file holds for this shape (the new rows replace them)")
     boolean fresh;
 
     @Option(names = "--no-progress", description = "no progress bar")
@@ -75,7 +75,20 @@ public final class TuneMain implements Callable<Integer> {
     public java.util.function.Consumer<Path> onWritten;
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new TuneMain()).execute(args));
+        System.exit(commandLine(new TuneMain()).execute(args));
+    }
+
+    /** The command line of a rank: a refused input ({@link IllegalArgumentException}) prints its message, no stack trace, exit 1. */
+    public static CommandLine commandLine(TuneMain main) {
+        CommandLine cl = new CommandLine(main);
+        cl.setExecutionExceptionHandler((ex, c, parsed) -> {
+            if (ex instanceof IllegalArgumentException) {
+                c.getErr().println(ex.getMessage());
+                return 1;
+            }
+            throw ex;
+        });
+        return cl;
     }
 
     /** A duration: a number with s, m or h (seconds without a unit). */
@@ -189,33 +202,53 @@ public final class TuneMain implements Callable<Integer> {
         Bootstrap b = Sharp4j.bootstrap();
         try {
             Set<String> done = new HashSet<>();
+            String problem = null;
             if (b.rank() == 0) {
-                if (fresh) {
-                    Files.deleteIfExists(state);
-                }
-                for (Measurement m : TuneCsv.read(state)) {
-                    done.add(m.key());
+                try {
+                    List<Measurement> had = TuneCsv.read(state); // a foreign file is refused before anything is measured
+                    if (!fresh) { // --fresh: measure everything again; the new rows replace the old ones (other shapes' stay)
+                        for (Measurement m : had) {
+                            done.add(m.key());
+                        }
+                    }
+                } catch (IllegalArgumentException e) {
+                    problem = e.getMessage();
                 }
             }
+            agree(b, problem);
             Tuner.Result r = Tuner.run(b, Config.fromSystemProperties(), o, done, m -> TuneCsv.append(state, m),
                     noProgress ? null : System.err);
+            problem = null;
             if (b.rank() == 0) {
-                List<Measurement> all = TuneCsv.read(state);
-                if (all.isEmpty()) {
-                    System.err.println("sharp4j tune: nothing measured (budget too short?); " + output + " not written");
-                } else {
-                    TuneTable.write(output, all, o.guard);
-                    System.err.println("sharp4j tune: wrote " + output + " (section [nodes=" + r.nodes + ":ppn=" + r.ppn
-                            + ":measured]" + (r.budgetSpent ? ", incomplete: budget spent" : "") + "), measurements in " + state);
-                    if (onWritten != null) {
-                        onWritten.accept(state);
+                try {
+                    List<Measurement> all = TuneCsv.read(state);
+                    if (all.isEmpty()) {
+                        System.err.println("sharp4j tune: nothing measured (budget too short?); " + output + " not written");
+                    } else {
+                        TuneTable.write(output, all, o.guard);
+                        System.err.println("sharp4j tune: wrote " + output + " (section [nodes=" + r.nodes + ":ppn=" + r.ppn
+                                + ":measured]" + (r.budgetSpent ? ", incomplete: budget spent" : "") + "), measurements in " + state);
+                        if (onWritten != null) {
+                            onWritten.accept(state);
+                        }
                     }
+                } catch (RuntimeException e) {
+                    problem = e.getMessage();
                 }
             }
-            b.barrier(); // no rank leaves before the table is written (a launcher may end the job when one does)
+            agree(b, problem); // no rank leaves before the table is written, and every rank fails if it was not
         } finally {
             b.close();
         }
         return 0;
+    }
+
+    /** Every rank learns rank 0's problem (null: none) and throws it, so that no rank waits for one that gave up. */
+    static void agree(Bootstrap b, String problem) {
+        byte[][] all = b.allgather(problem == null ? new byte[0] : problem.getBytes(StandardCharsets.UTF_8));
+        if (all[0].length > 0) {
+            throw new IllegalArgumentException("sharp4j tune: " + (b.rank() == 0 ? "" : "rank 0: ")
+                    + new String(all[0], StandardCharsets.UTF_8));
+        }
     }
 }

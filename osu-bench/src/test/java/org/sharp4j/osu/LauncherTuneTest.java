@@ -79,4 +79,17 @@ class LauncherTuneTest {
             assertTrue(!Files.exists(table) && !Files.exists(Path.of(table + ".csv")), "nothing written");
         }
     }
+
+    /** A state file that is not the tuner's is refused on every rank before anything is measured, and left as it was. */
+    @Test
+    void aForeignStateFileStopsEveryRankAtOnce(@TempDir Path dir) throws Exception {
+        Path table = dir.resolve("t.txt");
+        Path csv = Files.write(Path.of(table + ".csv"), List.of("a,b", "1,2"));
+        Procs.Result r = cli(List.of(), "tune", "-np", "2", "--quick", "-o", table.toString());
+        assertTrue(r.exit() != 0, r::toString);
+        assertTrue(r.err().contains("sharp4j tune: rank 0: " + csv + " is not a sharp4j tune CSV"), r::toString);
+        assertTrue(!r.err().contains("\tat "), "a message, not a stack trace: " + r);
+        assertEquals(List.of("a,b", "1,2"), Files.readAllLines(csv));
+        assertTrue(!Files.exists(table));
+    }
 }

@@ -158,7 +158,7 @@ public final class Sharp4jCli implements Callable<Integer> {
                         }
                     };
                 }
-                return new CommandLine(main).execute(a.toArray(new String[0]));
+                return org.sharp4j.launch.TuneMain.commandLine(main).execute(a.toArray(new String[0]));
             }
             List<String> l = shape.launcherArgs("org.sharp4j.launch.TuneMain");
             l.addAll(a);
