@@ -32,7 +32,8 @@ import org.sharp4j.tuning.TuningTable;
  * the combined standard error, whichever is larger; then the incumbent stays. SHARP can only be
  * chosen as a prefix from 0 bytes (the engine hands SHARP the messages below one limit), so after
  * the first size a host algorithm wins, SHARP is no longer a candidate. A winner covers the sizes
- * from the first measured size where it won to the next winner's; the first from 0, the last to inf.
+ * from the first measured size where it won to the next winner's; the first from 0, the last to inf,
+ * except the exchange (tried only at small sizes): at most up to twice the largest size it won at.
  */
 public final class TuneTable {
     /** The default fraction a challenger must beat the incumbent by. */
@@ -204,6 +205,17 @@ public final class TuneTable {
         }
         for (int i = 0; i < winners.size(); i++) {
             long hi = i + 1 < winners.size() ? starts.get(i + 1) : Long.MAX_VALUE;
+            if (winners.get(i).equals("exchange")) {
+                // the exchange is only tried at small sizes (it reads every rank's slot): never extend it
+                // beyond twice the largest size it won at; above, the rules of lower precedence apply
+                long won = 0;
+                for (Choice ch : cs) {
+                    if (ch.candidate().equals("exchange") && ch.bytes() >= starts.get(i) && ch.bytes() < hi) {
+                        won = Math.max(won, ch.bytes());
+                    }
+                }
+                hi = Math.min(hi, Math.max(starts.get(i) + 1, 2 * won));
+            }
             out.add(name + ":" + Sizes.format(starts.get(i)) + "-" + Sizes.format(hi) + ":" + winners.get(i));
         }
         return out;

@@ -157,4 +157,22 @@ class TuneTableTest {
         e = assertThrows(IllegalArgumentException.class, () -> TuneCsv.read(csv));
         assertTrue(e.getMessage().contains("x.csv:2"), e.getMessage());
     }
+
+    @Test
+    void theExchangeIsNotExtendedFarBeyondTheSizesItWasTriedAt() {
+        List<Measurement> ms = new ArrayList<>();
+        ms.add(m(3, 2, AR, "intra", "exchange", 8, 1, 0.01));
+        ms.add(m(3, 2, AR, "intra", "tiled", 8, 3, 0.01));
+        ms.add(m(3, 2, AR, "intra", "exchange", 4096, 2, 0.01));
+        ms.add(m(3, 2, AR, "intra", "tiled", 4096, 4, 0.01));
+        List<String> sec = TuneTable.section(ms, 3, 2, TuneTable.GUARD);
+        assertTrue(sec.contains("allreduce:0-8k:exchange"), sec.toString());
+        CompiledTable t = TuningTable.builtIn().withFileLines(sec, "s").compile(3, 2);
+        assertEquals(IntraNodeAlgorithm.EXCHANGE, t.intraAlgorithm(AR, 4096));
+        assertEquals("built in", t.intraProvenance(AR, 1 << 20)); // above: the built-in rules
+        // a later winner still bounds it
+        ms.add(m(3, 2, AR, "intra", "tiled", 65536, 4, 0.01));
+        assertTrue(!TuneTable.section(ms, 3, 2, TuneTable.GUARD).contains("allreduce:8k-inf:tiled"));
+        assertTrue(TuneTable.section(ms, 3, 2, TuneTable.GUARD).contains("allreduce:64k-inf:tiled"));
+    }
 }
