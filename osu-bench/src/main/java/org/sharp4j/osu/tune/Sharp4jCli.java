@@ -147,6 +147,13 @@ public final class Sharp4jCli implements Callable<Integer> {
             }
             if (insideJob(System.getenv())) {
                 // every rank of the job runs this: the ranks measure together, rank 0 writes (and plots)
+                boolean shapeGiven = spec.commandLine().getParseResult().hasMatchedOption("-np")
+                        || shape.nodes > 0 || shape.sockets > 0;
+                String r = System.getenv().getOrDefault("PMIX_RANK", System.getenv("SHARP4J_RANK"));
+                if (shapeGiven && "0".equals(r)) {
+                    spec.commandLine().getErr().println("sharp4j tune: -np/--nodes/--sockets are ignored inside a job (its launcher"
+                            + " made the ranks; simulate nodes with -Dsharp4j.topology.nodes=K)");
+                }
                 org.sharp4j.launch.TuneMain main = new org.sharp4j.launch.TuneMain();
                 if (plot != null) {
                     main.onWritten = c -> {
