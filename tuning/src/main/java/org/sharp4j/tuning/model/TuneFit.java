@@ -120,7 +120,7 @@ public final class TuneFit {
             sizes.add(m.bytes());
         }
         if (rows.isEmpty()) {
-            said.add("sharp.base, sharp.level, sharp.G kept: no SHARP point measured (sharp4j.sharp=on where libsharp_coll loads)");
+            said.add("sharp.base, sharp.level, sharp.G kept: no SHARP point measured (SHARP is measured where libsharp_coll loads and the host path is UCX)");
             return;
         }
         boolean fitLevel = levels.size() >= 2;
