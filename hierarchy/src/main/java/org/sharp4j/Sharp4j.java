@@ -52,6 +52,14 @@ public final class Sharp4j {
         }
     }
 
+    /**
+     * The bootstrap {@link #init()} would use (the {@code sharp4j.bootstrap} property, auto by default), for
+     * tools that build several communicators over one job, e.g. {@code sharp4j tune}. The caller owns and closes it.
+     */
+    public static Bootstrap bootstrap() {
+        return selectBootstrap(System.getProperty(BOOTSTRAP_PROPERTY, "auto"), System.getenv());
+    }
+
     /** A communicator over an explicit bootstrap (threads, PMIx, MPI, ...). The caller keeps ownership of {@code b}. */
     public static Communicator create(Bootstrap b, Config config) {
         return new Communicator(Engine.create(b, config), b, false);

@@ -75,7 +75,8 @@ public final class Info {
             sb.append("    ").append(l).append('\n');
         }
         sb.append("  active table for ").append(table.nodes()).append(" node(s), ").append(table.ppn())
-                .append(" rank(s) per node (segment, choice <- the rule that set it):\n");
+                .append(" rank(s) per node (segment, choice <- the rule that set it [its provenance: measured on this cluster,"
+                + " modelled, built in, table file, override string, legacy property]):\n");
         for (String l : table.describe()) {
             sb.append("    ").append(l).append('\n');
         }

@@ -229,4 +229,32 @@ class SlurmNetnsOsuTest {
         assertEquals(Set.of(0, 1, 2, 3, 4, 5), failed, r::toString);
         assertTrue(r.err().contains("-Dsharp4j.bootstrap=singleton to run each process as a job of one rank on purpose"), r::toString);
     }
+
+    /**
+     * {@code sharp4j tune} as a job step (every rank runs the command line's tune, PMIx bootstrap), a tiny
+     * sweep: 3 nodes x 2 ranks with UCX between the hosts; rank 0 on host0 writes the table with the
+     * job's measured section, intra- and inter-node rules. (Not under /tmp: each slurmd has its own.)
+     */
+    @Test
+    void tuneUnderSrunWritesTheJobsSection() throws Exception {
+        Path dir = Path.of("target", "slurm-tune-" + RIG_ID).toAbsolutePath();
+        Files.createDirectories(dir);
+        Path table = dir.resolve("tuned.txt");
+        try {
+            Procs.Result r = srun("pmix", "org.sharp4j.osu.tune.Sharp4jCli", "tune", "-o", table.toString(), "--quick", "--collectives",
+                    "allreduce,barrier", "--sizes", "8", "--radices", "2", "--inter-radices", "2", "--iterations", "20", "--max-rounds", "2",
+                    "--budget", "60s");
+            assertEquals(0, r.exit(), r::toString);
+            assertTrue(r.err().contains("sharp4j tune: 6 rank(s), 3 node(s), 2 rank(s) per node; phase 3: UCX k-nomial"), r::toString);
+            List<String> lines = Files.readAllLines(table);
+            assertTrue(lines.contains("[nodes=3:ppn=2:measured]"), lines::toString);
+            assertTrue(lines.stream().anyMatch(l -> l.matches("allreduce:0-inf:(knomial|sra):radix=2")), lines::toString);
+            assertTrue(lines.stream().anyMatch(l -> l.matches("allreduce:0-[^:]+:(tree:radix=2|exchange|tiled)")), lines::toString);
+        } finally {
+            for (String f : new String[] {"tuned.txt", "tuned.txt.csv"}) {
+                Files.deleteIfExists(dir.resolve(f));
+            }
+            Files.deleteIfExists(dir);
+        }
+    }
 }

@@ -24,6 +24,8 @@ public final class CompiledTable {
     private final int[][] intraRadix;
     private final int[][] intraChunk;
     private final String[][] intraOrigin;
+    private final String[][] intraProv;
+    private final String[][] interProv;
     private final long[][] interStart;
     private final Algorithm[][] interAlg;
     private final int[][] interRadix;
@@ -43,6 +45,8 @@ public final class CompiledTable {
         interAlg = new Algorithm[n][];
         interRadix = new int[n][];
         interOrigin = new String[n][];
+        intraProv = new String[n][];
+        interProv = new String[n][];
         for (int c = 0; c < n; c++) {
             List<Seg> a = intra.get(c);
             intraStart[c] = new long[a.size()];
@@ -50,6 +54,7 @@ public final class CompiledTable {
             intraRadix[c] = new int[a.size()];
             intraChunk[c] = new int[a.size()];
             intraOrigin[c] = new String[a.size()];
+            intraProv[c] = new String[a.size()];
             for (int i = 0; i < a.size(); i++) {
                 Seg s = a.get(i);
                 intraStart[c][i] = s.lo;
@@ -57,18 +62,21 @@ public final class CompiledTable {
                 intraRadix[c][i] = s.radix;
                 intraChunk[c][i] = s.chunk;
                 intraOrigin[c][i] = s.origin;
+                intraProv[c][i] = s.provenance;
             }
             List<Seg> b = inter.get(c);
             interStart[c] = new long[b.size()];
             interAlg[c] = new Algorithm[b.size()];
             interRadix[c] = new int[b.size()];
             interOrigin[c] = new String[b.size()];
+            interProv[c] = new String[b.size()];
             for (int i = 0; i < b.size(); i++) {
                 Seg s = b.get(i);
                 interStart[c][i] = s.lo;
                 interAlg[c][i] = s.alg;
                 interRadix[c][i] = s.radix;
                 interOrigin[c][i] = s.origin;
+                interProv[c][i] = s.provenance;
             }
         }
     }
@@ -81,22 +89,25 @@ public final class CompiledTable {
         final int radix;
         final int chunk;
         final String origin;
+        /** Where the choice comes from, in words: built in, measured on this cluster, modelled, table file, ... */
+        final String provenance;
 
-        Seg(long lo, long hi, Algorithm alg, int radix, int chunk, String origin) {
+        Seg(long lo, long hi, Algorithm alg, int radix, int chunk, String origin, String provenance) {
             this.lo = lo;
             this.hi = hi;
             this.alg = alg;
             this.radix = radix;
             this.chunk = chunk;
             this.origin = origin;
+            this.provenance = provenance;
         }
 
         Seg range(long l, long h) {
-            return new Seg(l, h, alg, radix, chunk, origin);
+            return new Seg(l, h, alg, radix, chunk, origin, provenance);
         }
 
         boolean sameChoice(Seg o) {
-            return alg == o.alg && radix == o.radix && chunk == o.chunk && origin.equals(o.origin);
+            return alg == o.alg && radix == o.radix && chunk == o.chunk && origin.equals(o.origin) && provenance.equals(o.provenance);
         }
     }
 
@@ -157,6 +168,20 @@ public final class CompiledTable {
         return intraOrigin[c.ordinal()][intraIndex(c, bytes)];
     }
 
+    /**
+     * Where the intra-node choice for a call came from, in words: {@code built in}, {@code measured on this
+     * cluster} or {@code modelled} (a table file's sections, see {@link TuningTable}), {@code table file}
+     * (a rule without a provenance section), {@code override string}, {@code legacy property} or {@code default}.
+     */
+    public String intraProvenance(Collective c, long bytes) {
+        return intraProv[c.ordinal()][intraIndex(c, bytes)];
+    }
+
+    /** As {@link #intraProvenance}, for the inter-node choice. */
+    public String interProvenance(Collective c, long bytes) {
+        return interProv[c.ordinal()][find(interStart[c.ordinal()], bytes)];
+    }
+
     /** The inter-node path (SHARP, KNOMIAL or SRA) for a call; phase 3 implementations consult it. */
     public Algorithm interAlgorithm(Collective c, long bytes) {
         return interAlg[c.ordinal()][find(interStart[c.ordinal()], bytes)];
@@ -201,7 +226,7 @@ public final class CompiledTable {
         return new IntraNodeTuning(r, Math.max(0, tiledThreshold(Collective.ALLREDUCE)));
     }
 
-    /** One line per segment: {@code allreduce  intra  0-16385  tree radix=2  <- built-in (...)}. */
+    /** One line per segment: {@code allreduce  intra  0-16385  tree radix=2  <- built-in: RULE  [built in]} (the provenance in brackets). */
     public List<String> describe() {
         List<String> out = new ArrayList<>();
         for (Collective c : Collective.values()) {
@@ -211,14 +236,14 @@ public final class CompiledTable {
                 long hi = i + 1 < intraStart[k].length ? intraStart[k][i + 1] : Long.MAX_VALUE;
                 String p = intraAlg[k][i] == Algorithm.TREE || intraAlg[k][i] == Algorithm.EXCHANGE ? " radix=" + intraRadix[k][i]
                         : " chunk=" + (intraChunk[k][i] == 0 ? "slot" : Sizes.format(intraChunk[k][i]));
-                out.add(String.format("%-9s intra %-13s %-19s <- %s", name, Sizes.format(intraStart[k][i]) + "-" + Sizes.format(hi),
-                        intraAlg[k][i].key() + p, intraOrigin[k][i]));
+                out.add(String.format("%-9s intra %-13s %-19s <- %s  [%s]", name, Sizes.format(intraStart[k][i]) + "-" + Sizes.format(hi),
+                        intraAlg[k][i].key() + p, intraOrigin[k][i], intraProv[k][i]));
             }
             for (int i = 0; i < interStart[k].length; i++) {
                 long hi = i + 1 < interStart[k].length ? interStart[k][i + 1] : Long.MAX_VALUE;
                 String p = interAlg[k][i] == Algorithm.SHARP ? "" : " radix=" + interRadix[k][i];
-                out.add(String.format("%-9s inter %-13s %-19s <- %s", name, Sizes.format(interStart[k][i]) + "-" + Sizes.format(hi),
-                        interAlg[k][i].key() + p, interOrigin[k][i]));
+                out.add(String.format("%-9s inter %-13s %-19s <- %s  [%s]", name, Sizes.format(interStart[k][i]) + "-" + Sizes.format(hi),
+                        interAlg[k][i].key() + p, interOrigin[k][i], interProv[k][i]));
             }
         }
         return out;

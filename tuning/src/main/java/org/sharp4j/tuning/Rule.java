@@ -30,9 +30,39 @@ public final class Rule {
     private final int radix;
     private final int chunk;
     private final String origin;
+    private final Provenance provenance;
+
+    /**
+     * Where a table file's rule says it came from: its section header's {@code measured} or
+     * {@code modelled} (see {@link TuningTable}); null for rules written by hand and for the other sources.
+     */
+    public enum Provenance {
+        MEASURED("measured on this cluster"), MODELLED("modelled");
+
+        private final String label;
+
+        Provenance(String label) {
+            this.label = label;
+        }
+
+        /** The word in a section header. */
+        public String key() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+
+        /** What {@code sharp4j info} says. */
+        public String label() {
+            return label;
+        }
+    }
 
     public Rule(Set<Collective> collectives, long minBytes, long maxBytes, int minNodes, int maxNodes, int minPpn, int maxPpn,
             Algorithm algorithm, int radix, int chunk, String origin) {
+        this(collectives, minBytes, maxBytes, minNodes, maxNodes, minPpn, maxPpn, algorithm, radix, chunk, origin, null);
+    }
+
+    public Rule(Set<Collective> collectives, long minBytes, long maxBytes, int minNodes, int maxNodes, int minPpn, int maxPpn,
+            Algorithm algorithm, int radix, int chunk, String origin, Provenance provenance) {
         if (collectives.isEmpty()) {
             throw new IllegalArgumentException("a rule needs at least one collective");
         }
@@ -50,11 +80,17 @@ public final class Rule {
         this.radix = radix;
         this.chunk = chunk;
         this.origin = origin;
+        this.provenance = provenance;
     }
 
     /** A copy with another origin (where it came from, for {@code sharp4j info}). */
     public Rule withOrigin(String o) {
-        return new Rule(collectives, minBytes, maxBytes, minNodes, maxNodes, minPpn, maxPpn, algorithm, radix, chunk, o);
+        return new Rule(collectives, minBytes, maxBytes, minNodes, maxNodes, minPpn, maxPpn, algorithm, radix, chunk, o, provenance);
+    }
+
+    /** Measured or modelled (from the section of a table file), or null. */
+    public Provenance provenance() {
+        return provenance;
     }
 
     public Set<Collective> collectives() {

@@ -30,9 +30,15 @@ public final class RuleParser {
         return parseLines(lines, file.toString());
     }
 
-    /** Rules of a table given as lines (for tests and for files already read). */
+    /**
+     * Rules of a table given as lines (for tests and for files already read). A line
+     * {@code [nodes=A-B:ppn=A-B:measured]} opens a section: the rules after it apply only to that job
+     * shape (a rule's own nodes=/ppn= is intersected with it) and carry the provenance word, if any
+     * ({@code measured} or {@code modelled}); {@code []} or the next header ends it.
+     */
     public static List<Rule> parseLines(List<String> lines, String where) {
         List<Rule> out = new ArrayList<>();
+        Section sec = Section.NONE;
         for (int i = 0; i < lines.size(); i++) {
             String raw = lines.get(i);
             int hash = raw.indexOf('#');
@@ -40,9 +46,82 @@ public final class RuleParser {
             if (t.isEmpty()) {
                 continue;
             }
-            out.add(parseRule(t, where, i + 1, where + ":" + (i + 1)));
+            if (t.startsWith("[")) {
+                sec = parseSection(t, where, i + 1);
+                continue;
+            }
+            Rule r = parseRule(t, where, i + 1, where + ":" + (i + 1));
+            out.add(sec.apply(r, where, i + 1, t));
         }
         return out;
+    }
+
+    /** A section header's shape and provenance. */
+    private static final class Section {
+        static final Section NONE = new Section(new int[] {1, Integer.MAX_VALUE}, new int[] {1, Integer.MAX_VALUE}, null);
+        final int[] nodes;
+        final int[] ppn;
+        final Rule.Provenance provenance;
+
+        Section(int[] nodes, int[] ppn, Rule.Provenance provenance) {
+            this.nodes = nodes;
+            this.ppn = ppn;
+            this.provenance = provenance;
+        }
+
+        Rule apply(Rule r, String where, int line, String text) {
+            if (this == NONE) {
+                return r;
+            }
+            int n0 = Math.max(nodes[0], r.minNodes());
+            int n1 = Math.min(nodes[1], r.maxNodes());
+            int p0 = Math.max(ppn[0], r.minPpn());
+            int p1 = Math.min(ppn[1], r.maxPpn());
+            if (n0 > n1 || p0 > p1) {
+                throw bad(where, line, text, "the rule's nodes=/ppn= lie outside its section's (nodes=" + nodes[0] + "-"
+                        + nodes[1] + ", ppn=" + ppn[0] + "-" + ppn[1] + ")");
+            }
+            return new Rule(r.collectives(), r.minBytes(), r.maxBytes(), n0, n1, p0, p1, r.algorithm(), r.radix(), r.chunk(),
+                    r.origin(), provenance);
+        }
+    }
+
+    private static Section parseSection(String t, String where, int line) {
+        if (!t.endsWith("]")) {
+            throw bad(where, line, t, "a section header is [nodes=A-B:ppn=A-B:measured|modelled], with the ']' on the same line");
+        }
+        String body = t.substring(1, t.length() - 1).trim();
+        if (body.isEmpty()) {
+            return Section.NONE;
+        }
+        int[] nodes = null;
+        int[] ppn = null;
+        Rule.Provenance prov = null;
+        for (String g0 : body.split(":", -1)) {
+            String g = g0.trim();
+            int eq = g.indexOf('=');
+            String key = (eq < 0 ? g : g.substring(0, eq)).trim().toLowerCase(Locale.ROOT);
+            if (eq < 0) {
+                Rule.Provenance found = null;
+                for (Rule.Provenance p : Rule.Provenance.values()) {
+                    if (p.key().equals(key)) {
+                        found = p;
+                    }
+                }
+                if (found == null || prov != null) {
+                    throw bad(where, line, t, found == null ? "unknown section field '" + g + "' (expected nodes=, ppn=, measured or modelled)"
+                            : "two provenance words in one section");
+                }
+                prov = found;
+            } else if (key.equals("nodes") && nodes == null) {
+                nodes = parseIntRange(key, g.substring(eq + 1), where, line, t);
+            } else if (key.equals("ppn") && ppn == null) {
+                ppn = parseIntRange(key, g.substring(eq + 1), where, line, t);
+            } else {
+                throw bad(where, line, t, "section field '" + g + "' unknown or given twice (expected nodes=, ppn=, measured or modelled)");
+            }
+        }
+        return new Section(nodes != null ? nodes : Section.NONE.nodes, ppn != null ? ppn : Section.NONE.ppn, prov);
     }
 
     /** Rules of an override string {@code rule#rule#...}; origin is {@code where} ("sharp4j.tune", "SHARP4J_TUNE"). */

@@ -42,6 +42,13 @@ import java.util.Properties;
  *       the HI of the sharp rule, the minimum node count its {@code nodes=A-inf};</li>
  *   <li>a rule without ALGORITHM sets only parameters, on whatever algorithm applies there.</li>
  * </ul>
+ * <b>Sections</b> (files only): a line {@code [nodes=A-B:ppn=A-B:measured]} applies its shape to the
+ * rules after it (intersected with a rule's own nodes=/ppn=; a rule outside it is an error) and
+ * records their provenance, {@code measured} (on this cluster, by {@code sharp4j tune}) or
+ * {@code modelled} (by {@code sharp4j model --seed-table}); both words and the fields are optional,
+ * {@code []} ends a section. {@code sharp4j tune} writes one measured section per job shape it ran at
+ * and merges it into the file, keeping the other sections; {@code sharp4j info} shows each choice's
+ * provenance ({@link CompiledTable#intraProvenance}).
  * Rules paint the size axis: within a source later rules override earlier ones, and every
  * source overrides the ones before it, only where its rules apply. Parameters a rule leaves
  * unset keep the value of the rule it overrides when the algorithm is the same, else the default
@@ -264,9 +271,9 @@ public final class TuningTable {
         List<List<CompiledTable.Seg>> inter = new ArrayList<>();
         for (Collective c : Collective.values()) {
             List<CompiledTable.Seg> a = new ArrayList<>();
-            a.add(new CompiledTable.Seg(0, Long.MAX_VALUE, Algorithm.TREE, CompiledTable.DEFAULT_TREE_RADIX, 0, "default"));
+            a.add(new CompiledTable.Seg(0, Long.MAX_VALUE, Algorithm.TREE, CompiledTable.DEFAULT_TREE_RADIX, 0, "default", "default"));
             List<CompiledTable.Seg> b = new ArrayList<>();
-            b.add(new CompiledTable.Seg(0, Long.MAX_VALUE, Algorithm.KNOMIAL, CompiledTable.DEFAULT_KNOMIAL_RADIX, 0, "default"));
+            b.add(new CompiledTable.Seg(0, Long.MAX_VALUE, Algorithm.KNOMIAL, CompiledTable.DEFAULT_KNOMIAL_RADIX, 0, "default", "default"));
             for (Source s : sources) {
                 if (s == null) {
                     continue;
@@ -276,13 +283,14 @@ public final class TuningTable {
                         continue;
                     }
                     String origin = s.level == Level.BUILT_IN ? "built-in: " + r : r.origin() + ": " + r;
+                    String prov = s.level == Level.BUILT_IN ? "built in" : r.provenance() != null ? r.provenance().label() : s.level.label();
                     if (r.algorithm() == null) {
-                        a = paint(a, r, origin);
-                        b = paint(b, r, origin);
+                        a = paint(a, r, origin, prov);
+                        b = paint(b, r, origin, prov);
                     } else if (r.algorithm().intraNode()) {
-                        a = paint(a, r, origin);
+                        a = paint(a, r, origin, prov);
                     } else {
-                        b = paint(b, r, origin);
+                        b = paint(b, r, origin, prov);
                     }
                 }
             }
@@ -302,7 +310,7 @@ public final class TuningTable {
         }
     }
 
-    private static List<CompiledTable.Seg> paint(List<CompiledTable.Seg> segs, Rule r, String origin) {
+    private static List<CompiledTable.Seg> paint(List<CompiledTable.Seg> segs, Rule r, String origin, String prov) {
         List<CompiledTable.Seg> out = new ArrayList<>();
         long lo = r.minBytes();
         long hi = r.maxBytes();
@@ -321,7 +329,8 @@ public final class TuningTable {
                 boolean chunkApplies = r.chunk() != Rule.UNSET && s.alg.takesChunk();
                 if (radixApplies || chunkApplies) {
                     out.add(new CompiledTable.Seg(a, b, s.alg, radixApplies ? r.radix() : s.radix,
-                            chunkApplies ? r.chunk() : s.chunk, s.origin + "; " + origin));
+                            chunkApplies ? r.chunk() : s.chunk, s.origin + "; " + origin,
+                            s.provenance.equals(prov) ? prov : s.provenance + "; " + prov));
                 } else {
                     out.add(s.range(a, b));
                 }
@@ -329,7 +338,7 @@ public final class TuningTable {
                 boolean same = s.alg == r.algorithm();
                 int radix = r.radix() != Rule.UNSET ? r.radix() : same ? s.radix : defaultRadix(r.algorithm());
                 int chunk = r.chunk() != Rule.UNSET ? r.chunk() : same ? s.chunk : 0;
-                out.add(new CompiledTable.Seg(a, b, r.algorithm(), radix, chunk, origin));
+                out.add(new CompiledTable.Seg(a, b, r.algorithm(), radix, chunk, origin, prov));
             }
             if (s.hi > hi) {
                 out.add(s.range(hi, s.hi));
@@ -360,7 +369,8 @@ public final class TuningTable {
             }
             out.add(s.level.label() + " (" + s.name + "), " + s.rules.size() + " rule(s):");
             for (Rule r : s.rules) {
-                out.add("  " + r + (s.level == Level.BUILT_IN ? "" : "    # " + r.origin()));
+                out.add("  " + r + (s.level == Level.BUILT_IN ? "" : "    # " + r.origin()
+                        + (r.provenance() != null ? ", " + r.provenance().label() : "")));
             }
         }
         return out;

@@ -3,7 +3,6 @@ package org.sharp4j.osu.tune;
 import java.awt.Color;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -11,11 +10,14 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.sharp4j.osu.plot.LogPlot;
-import org.sharp4j.tuning.RuleParser;
 import org.sharp4j.tuning.Sizes;
 import org.sharp4j.tuning.model.ModelParams;
 import org.sharp4j.tuning.model.PerfModel;
 import org.sharp4j.tuning.model.SeedTable;
+import org.sharp4j.tuning.model.TuneFit;
+import org.sharp4j.tuning.tune.Measurement;
+import org.sharp4j.tuning.tune.TuneCsv;
+import org.sharp4j.tuning.tune.TuneTable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -43,7 +45,8 @@ public final class ModelCommand implements Callable<Integer> {
     @Option(names = "--params", description = "properties file overriding the model parameters (keys: see ModelParams)")
     Path params;
 
-    @Option(names = "--from-tune", description = "a table written by sharp4j tune: fit the intra-node a, b from its CSV (TABLE.csv)")
+    @Option(names = "--from-tune", description = "a table written by sharp4j tune: fit intra a, b, the LogGP host parameters and"
+            + " SHARP's base and per-level cost from its measurements (TABLE.csv)")
     Path fromTune;
 
     @Option(names = "--nodes", split = ",", description = "node counts (default 2,4,8,...,8192)")
@@ -58,7 +61,8 @@ public final class ModelCommand implements Callable<Integer> {
     @Option(names = "--plot", description = "PNG: latency vs node count, host k-nomial and SHARP, paper 004 points overlaid")
     Path plot;
 
-    @Option(names = "--seed-table", description = "write a tuning table choosing the cheapest predicted inter-node algorithm")
+    @Option(names = "--seed-table", description = "merge a [modelled] section choosing the cheapest predicted inter-node algorithm"
+            + " into this table file (with --from-tune: for node counts above the largest measured; the file may be the tuned table itself)")
     Path seedTable;
 
     PrintStream out = System.out;
@@ -71,10 +75,11 @@ public final class ModelCommand implements Callable<Integer> {
             throw bad("--ppn must be >= 1, got " + ppn);
         }
         ModelParams p;
+        List<Measurement> measured = List.of();
         try {
             p = params != null ? ModelParams.load(params) : ModelParams.defaults();
             if (fromTune != null) {
-                fit(p, fromTune);
+                measured = fit(p, fromTune, spec.commandLine().getErr());
             }
         } catch (IllegalArgumentException e) {
             throw bad(e.getMessage());
@@ -88,14 +93,21 @@ public final class ModelCommand implements Callable<Integer> {
             System.err.println("sharp4j model: wrote " + plot);
         }
         if (seedTable != null) {
-            List<String> lines = SeedTable.generate(p, ns, seedSizes(ms));
-            RuleParser.parseLines(lines, seedTable.toString()); // what the engine will read must parse
-            Path parent = seedTable.toAbsolutePath().getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
+            int maxMeasured = measured.stream().filter(m -> m.layer().equals(Measurement.INTER)).mapToInt(Measurement::nodes).max().orElse(0);
+            int[] seedNodes = ns;
+            if (maxMeasured > 0) {
+                // the measured shapes have their own sections: model the node counts above them
+                seedNodes = java.util.stream.IntStream.concat(java.util.stream.IntStream.of(maxMeasured + 1),
+                        java.util.Arrays.stream(ns).filter(n -> n > maxMeasured + 1)).toArray();
             }
-            Files.write(seedTable, lines, StandardCharsets.UTF_8);
-            System.err.println("sharp4j model: wrote " + seedTable + "; use it with -Dsharp4j.tune.file=" + seedTable);
+            boolean sharp = measured.stream().noneMatch(m -> m.layer().equals(Measurement.INTER))
+                    || measured.stream().anyMatch(m -> m.candidate().equals("sharp"));
+            List<String> section = new ArrayList<>();
+            section.add("[modelled]");
+            section.addAll(SeedTable.generate(p, seedNodes, seedSizes(ms), sharp));
+            TuneTable.mergeSection(seedTable, section); // parsed before it is written: what the engine reads must parse
+            System.err.println("sharp4j model: merged a [modelled] section for " + seedNodes[0] + "-inf nodes into " + seedTable
+                    + "; use it with -Dsharp4j.tune.file=" + seedTable);
         }
         return 0;
     }
@@ -157,35 +169,21 @@ public final class ModelCommand implements Callable<Integer> {
         return s.stream().mapToLong(Long::longValue).toArray();
     }
 
-    /** Fits intra.a, intra.b from the tuner's CSV: the radix-2 tree allreduce at the table's ppn. */
-    static void fit(ModelParams p, Path table) {
-        Path csv = Path.of(table + ".csv");
-        int tablePpn = -1;
-        List<double[]> pts = new ArrayList<>();
-        try {
-            for (String l : Files.readAllLines(table, StandardCharsets.UTF_8)) {
-                java.util.regex.Matcher mt = java.util.regex.Pattern.compile("# job shape: \\d+ node\\(s\\), (\\d+) rank").matcher(l);
-                if (mt.find()) {
-                    tablePpn = Integer.parseInt(mt.group(1));
-                }
-            }
-            for (String l : Files.readAllLines(csv, StandardCharsets.UTF_8)) {
-                String[] f = l.split(",");
-                if (f.length >= 4 && f[0].equals("allreduce") && f[1].equals("tree:radix=2")) {
-                    pts.add(new double[] {Double.parseDouble(f[2]), Double.parseDouble(f[3])});
-                }
-            }
-        } catch (IOException e) {
-            throw new IllegalArgumentException("--from-tune: cannot read " + e.getMessage());
+    /** Fits the model's parameters from the tuner's measurements ({@code TABLE.csv}, {@link TuneFit}); returns them. */
+    static List<Measurement> fit(ModelParams p, Path table, java.io.PrintWriter err) {
+        Path csv = TuneCsv.of(table);
+        if (!Files.exists(csv)) {
+            throw new IllegalArgumentException("--from-tune: cannot read " + csv + " (the measurements sharp4j tune writes next to " + table + ")");
         }
-        if (tablePpn < 1) {
-            throw new IllegalArgumentException("--from-tune: " + table + " has no '# job shape: N node(s), P rank(s) per node' line");
+        List<Measurement> ms = TuneCsv.read(csv);
+        if (ms.isEmpty()) {
+            throw new IllegalArgumentException("--from-tune: " + csv + " holds no measurement");
         }
-        if (pts.size() < 2) {
-            throw new IllegalArgumentException("--from-tune: " + csv + " has fewer than 2 allreduce tree:radix=2 sizes to fit a + b m");
+        for (String l : TuneFit.fit(p, ms, csv.toString())) {
+            err.println("sharp4j model: " + l);
         }
-        p.fitIntra(pts.stream().mapToDouble(x -> x[0]).toArray(), pts.stream().mapToDouble(x -> x[1]).toArray(), tablePpn,
-                "fitted from " + csv + " (" + tablePpn + " ppn)");
+        err.flush();
+        return ms;
     }
 
     /** The printed table. */

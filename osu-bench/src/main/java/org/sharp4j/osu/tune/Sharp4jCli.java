@@ -66,16 +66,27 @@ public final class Sharp4jCli implements Callable<Integer> {
         }
     }
 
+    /** Whether this process is one rank of a job started by mpirun/srun (PMIx) or the embedded launcher. */
+    static boolean insideJob(java.util.Map<String, String> env) {
+        return env.get("SHARP4J_RENDEZVOUS") != null || (env.get("PMIX_RANK") != null && env.get("PMIX_NAMESPACE") != null);
+    }
+
     @Command(name = "tune", mixinStandardHelpOptions = true,
-            description = "Sweep algorithm x parameter x size x collective on this allocation and write a tuning table (and a plot).")
+            description = {"Sweep the intra-node and inter-node candidates x size x collective for this job's shape and merge"
+                    + " its section into a tuning table (and a plot).",
+                    "Alone it starts -np ranks through the embedded launcher; started by mpirun or srun --mpi=pmix"
+                    + " (every rank runs it) it measures that job. Resumable: the table's .csv holds what was measured."})
     static final class Tune implements Callable<Integer> {
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
         @CommandLine.Mixin
         Shape shape = new Shape();
 
         @Option(names = {"-o", "--output"}, defaultValue = "sharp4j-tune.txt", description = "table file (default ${DEFAULT-VALUE})")
         Path output;
 
-        @Option(names = "--plot", description = "PNG of latency vs size per candidate with the chosen crossovers")
+        @Option(names = "--plot", description = "PNG of latency vs size per candidate with the chosen ones ringed")
         Path plot;
 
         @Option(names = "--quick", description = "tiny sweep (seconds)")
@@ -87,8 +98,14 @@ public final class Sharp4jCli implements Callable<Integer> {
         @Option(names = "--collectives", description = "allreduce,reduce,barrier")
         String collectives;
 
-        @Option(names = "--radices", description = "tree radices, e.g. 2,4,8")
+        @Option(names = "--radices", description = "intra-node tree radices, e.g. 2,4,8")
         String radices;
+
+        @Option(names = "--inter-radices", description = "host k-nomial and SRA radices (default 2..8)")
+        String interRadices;
+
+        @Option(names = "--chunks", description = "tiled chunk sizes to try besides the slot, e.g. 16k,32k")
+        String chunks;
 
         @Option(names = "--iterations", description = "timed calls per round")
         Integer iterations;
@@ -96,35 +113,68 @@ public final class Sharp4jCli implements Callable<Integer> {
         @Option(names = "--max-rounds", description = "round budget per candidate and size")
         Integer maxRounds;
 
+        @Option(names = "--budget", description = "time budget, e.g. 10m: then stop and write what was measured (rerun to continue)")
+        String budget;
+
+        @Option(names = "--fresh", description = "measure again the points the table's .csv already holds")
+        boolean fresh;
+
         @Override
         public Integer call() throws Exception {
             Path csv = Path.of(output + ".csv");
-            List<String> a = shape.launcherArgs("org.sharp4j.launch.TuneMain");
-            a.addAll(List.of("-o", output.toString(), "--csv", csv.toString()));
+            List<String> a = new ArrayList<>(List.of("-o", output.toString(), "--csv", csv.toString()));
             if (quick) {
                 a.add("--quick");
             }
-            if (sizes != null) {
-                a.addAll(List.of("--sizes", sizes));
+            if (fresh) {
+                a.add("--fresh");
             }
-            if (collectives != null) {
-                a.addAll(List.of("--collectives", collectives));
+            String[][] opt = {{"--sizes", sizes}, {"--collectives", collectives}, {"--radices", radices},
+                {"--inter-radices", interRadices}, {"--chunks", chunks}, {"--iterations", iterations == null ? null : iterations.toString()},
+                {"--max-rounds", maxRounds == null ? null : maxRounds.toString()}, {"--budget", budget}};
+            for (String[] o : opt) {
+                if (o[1] != null) {
+                    a.addAll(List.of(o[0], o[1]));
+                }
             }
-            if (radices != null) {
-                a.addAll(List.of("--radices", radices));
+            // bad options are refused here, once, before any rank starts
+            CommandLine check = new CommandLine(new org.sharp4j.launch.TuneMain());
+            try {
+                check.parseArgs(a.toArray(new String[0]));
+                ((org.sharp4j.launch.TuneMain) check.getCommand()).options();
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "sharp4j tune: " + e.getMessage());
             }
-            if (iterations != null) {
-                a.addAll(List.of("--iterations", iterations.toString()));
+            if (insideJob(System.getenv())) {
+                // every rank of the job runs this: the ranks measure together, rank 0 writes (and plots)
+                boolean shapeGiven = spec.commandLine().getParseResult().hasMatchedOption("-np")
+                        || shape.nodes > 0 || shape.sockets > 0;
+                String r = System.getenv().getOrDefault("PMIX_RANK", System.getenv("SHARP4J_RANK"));
+                if (shapeGiven && "0".equals(r)) {
+                    spec.commandLine().getErr().println("sharp4j tune: -np/--nodes/--sockets are ignored inside a job (its launcher"
+                            + " made the ranks; simulate nodes with -Dsharp4j.topology.nodes=K)");
+                }
+                org.sharp4j.launch.TuneMain main = new org.sharp4j.launch.TuneMain();
+                if (plot != null) {
+                    main.onWritten = c -> {
+                        try {
+                            TunePlot.plot(c, plot);
+                            System.err.println("sharp4j tune: wrote " + plot);
+                        } catch (java.io.IOException e) {
+                            throw new java.io.UncheckedIOException(e);
+                        }
+                    };
+                }
+                return org.sharp4j.launch.TuneMain.commandLine(main).execute(a.toArray(new String[0]));
             }
-            if (maxRounds != null) {
-                a.addAll(List.of("--max-rounds", maxRounds.toString()));
-            }
-            int rc = launch(a);
+            List<String> l = shape.launcherArgs("org.sharp4j.launch.TuneMain");
+            l.addAll(a);
+            int rc = launch(l);
             if (rc != 0) {
                 return rc;
             }
             if (plot != null && Files.exists(csv)) {
-                TunePlot.plot(csv, output, plot);
+                TunePlot.plot(csv, plot);
                 System.err.println("sharp4j tune: wrote " + plot);
             }
             System.err.println("sharp4j tune: use it with -Dsharp4j.tune.file=" + output + " (or SHARP4J_TUNE_FILE)");

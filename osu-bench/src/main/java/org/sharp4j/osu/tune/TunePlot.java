@@ -3,123 +3,60 @@ package org.sharp4j.osu.tune;
 import java.awt.Graphics2D;
 import java.awt.image.BufferedImage;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import javax.imageio.ImageIO;
 import org.sharp4j.osu.plot.LogPlot;
-import org.sharp4j.tuning.Sizes;
+import org.sharp4j.tuning.Collective;
+import org.sharp4j.tuning.tune.Measurement;
+import org.sharp4j.tuning.tune.TuneCsv;
+import org.sharp4j.tuning.tune.TuneTable;
 
 /**
- * The PNG of {@code sharp4j tune --plot}: latency vs message size per candidate (one chart per
- * collective with several sizes, stacked), each point with its error bar (± the standard error the
- * tuner measured), the algorithm the table chose at each size ringed, and the switches between
- * algorithms as labelled dashed vertical lines. The title names the collective, ranks and nodes.
+ * The PNG of {@code sharp4j tune --plot}: latency vs message size per candidate, one chart per
+ * job shape, collective and layer (intra-node candidates, inter-node candidates) with several sizes,
+ * stacked; each point with its error bar (± the standard error the tuner measured), the candidate
+ * the table chose at each size ringed ({@link TuneTable#choose}, the choice the table was written
+ * from), and the switches between candidates as labelled dashed vertical lines. The title names the
+ * collective, the layer, ranks and nodes.
  */
 public final class TunePlot {
-    private static final Pattern SHAPE = Pattern.compile("# job shape: (\\d+) node\\(s\\), (\\d+) rank\\(s\\) per node.*");
-
     private TunePlot() {
     }
 
-    /** One measurement of the tuner's CSV. */
-    record Point(String collective, String candidate, long bytes, double meanUs, double stderrUs) {
-    }
-
-    /** One rule of the table: sizes [lo, hi) of a collective go to {@code algorithm}. */
-    record Rule(String collective, long lo, long hi, String algorithm) {
-    }
-
-    static List<Point> readCsv(Path csv) throws IOException {
-        List<String> rows = Files.readAllLines(csv, StandardCharsets.UTF_8);
-        if (rows.isEmpty() || !rows.get(0).startsWith("collective,candidate,bytes,mean_us,stderr_us")) {
-            throw new IOException(csv + ": not a sharp4j tune CSV (expected the header collective,candidate,bytes,mean_us,stderr_us,...)");
-        }
-        List<Point> out = new ArrayList<>();
-        for (int i = 1; i < rows.size(); i++) {
-            String r = rows.get(i).trim();
-            if (r.isEmpty()) {
-                continue;
-            }
-            String[] f = r.split(",");
-            try {
-                out.add(new Point(f[0], f[1], Long.parseLong(f[2]), Double.parseDouble(f[3]), Double.parseDouble(f[4])));
-            } catch (RuntimeException e) {
-                throw new IOException(csv + ":" + (i + 1) + ": malformed row '" + r + "': " + e.getMessage(), e);
-            }
-        }
-        return out;
-    }
-
-    /** The rules of a tuning table: {@code collective:LO-HI:[nodes=N:][ppn=P:]algorithm[:params]}. */
-    static List<Rule> readRules(List<String> table) {
-        List<Rule> out = new ArrayList<>();
-        for (String l : table) {
-            String t = l.contains("#") ? l.substring(0, l.indexOf('#')).trim() : l.trim();
-            if (t.isEmpty()) {
-                continue;
-            }
-            String[] f = t.split(":");
-            int dash = f[1].indexOf('-');
-            long lo = Sizes.parseBytes(f[1].substring(0, dash));
-            String his = f[1].substring(dash + 1);
-            long hi = his.equalsIgnoreCase("inf") ? Long.MAX_VALUE : Sizes.parseBytes(his);
-            int k = 2;
-            while (k < f.length && (f[k].startsWith("nodes=") || f[k].startsWith("ppn="))) {
-                k++;
-            }
-            String algo = String.join(":", java.util.Arrays.copyOfRange(f, k, f.length));
-            for (String c : f[0].split(",")) {
-                out.add(new Rule(c.trim().toLowerCase(Locale.ROOT), lo, hi, algo));
-            }
-        }
-        return out;
-    }
-
-    static String chosen(List<Rule> rules, String collective, long bytes) {
-        for (Rule r : rules) {
-            if ((r.collective.equals(collective) || r.collective.equals("all")) && bytes >= r.lo && bytes < r.hi) {
-                return r.algorithm;
-            }
-        }
-        return null;
-    }
-
-    /** Reads the tuner's CSV and table, writes {@code png}. */
-    public static void plot(Path csv, Path table, Path png) throws IOException {
+    /** Reads the tuner's CSV (the table's {@code .csv}), writes {@code png}. */
+    public static void plot(Path csv, Path png) throws IOException {
         System.setProperty("java.awt.headless", "true");
-        List<Point> points = readCsv(csv);
-        List<String> tableLines = Files.readAllLines(table, StandardCharsets.UTF_8);
-        List<Rule> rules = readRules(tableLines);
-        int nodes = -1;
-        int ppn = -1;
-        for (String l : tableLines) {
-            Matcher m = SHAPE.matcher(l.trim());
-            if (m.matches()) {
-                nodes = Integer.parseInt(m.group(1));
-                ppn = Integer.parseInt(m.group(2));
-            }
+        List<Measurement> points;
+        try {
+            points = TuneCsv.read(csv);
+        } catch (IllegalArgumentException e) {
+            throw new IOException(e.getMessage(), e);
         }
-        // collective -> candidate -> points (barrier has one size: nothing to plot against size)
-        Map<String, Map<String, List<Point>>> data = new LinkedHashMap<>();
-        for (Point p : points) {
-            if (!p.collective.equals("barrier")) {
-                data.computeIfAbsent(p.collective, k -> new LinkedHashMap<>()).computeIfAbsent(p.candidate, k -> new ArrayList<>()).add(p);
+        List<TuneTable.Choice> choices = TuneTable.choose(points, TuneTable.GUARD);
+        // (nodes, ppn, collective, layer) -> candidate -> points; barrier has one size: nothing to plot against size
+        Map<String, Map<String, List<Measurement>>> data = new LinkedHashMap<>();
+        List<Measurement> sorted = new ArrayList<>(points);
+        sorted.sort(Comparator.comparingInt(Measurement::nodes).thenComparingInt(Measurement::ppn)
+                .thenComparing(Measurement::collective).thenComparing(m -> m.layer().equals(Measurement.INTRA) ? 0 : 1)
+                .thenComparingLong(Measurement::bytes));
+        for (Measurement p : sorted) {
+            if (p.collective() != Collective.BARRIER) {
+                String k = p.nodes() + "," + p.ppn() + "," + p.collective() + "," + p.layer();
+                data.computeIfAbsent(k, x -> new LinkedHashMap<>()).computeIfAbsent(p.candidate(), x -> new ArrayList<>()).add(p);
             }
         }
         if (data.isEmpty()) {
             throw new IOException("no allreduce/reduce measurements in " + csv + " to plot");
         }
         List<BufferedImage> images = new ArrayList<>();
-        for (Map.Entry<String, Map<String, List<Point>>> e : data.entrySet()) {
-            images.add(chart(e.getKey(), e.getValue(), rules, nodes, ppn).render(1000, 600));
+        for (Map<String, List<Measurement>> byCandidate : data.values()) {
+            images.add(chart(byCandidate, choices).render(1000, 600));
         }
         BufferedImage out = images.get(0);
         if (images.size() > 1) {
@@ -133,30 +70,51 @@ public final class TunePlot {
         ImageIO.write(out, "png", png.toFile());
     }
 
-    static LogPlot chart(String collective, Map<String, List<Point>> byCandidate, List<Rule> rules, int nodes, int ppn) {
-        String shape = nodes > 0 && ppn > 0 ? ", " + nodes * ppn + " ranks on " + nodes + (nodes == 1 ? " node" : " nodes") : "";
-        LogPlot plot = new LogPlot("sharp4j tune: " + Character.toUpperCase(collective.charAt(0)) + collective.substring(1) + shape,
-                "mean of the slowest rank per call; error bars: \u00b1 1 standard error; ringed: the algorithm the table chose at that size",
+    static String chosen(List<TuneTable.Choice> choices, Measurement m) {
+        for (TuneTable.Choice c : choices) {
+            if (c.nodes() == m.nodes() && c.ppn() == m.ppn() && c.collective() == m.collective() && c.layer().equals(m.layer())
+                    && c.bytes() == m.bytes()) {
+                return c.candidate();
+            }
+        }
+        return null;
+    }
+
+    /** One chart: every candidate of one shape, collective and layer. */
+    static LogPlot chart(Map<String, List<Measurement>> byCandidate, List<TuneTable.Choice> choices) {
+        Measurement any = byCandidate.values().iterator().next().get(0);
+        String collective = any.collective().name().toLowerCase(Locale.ROOT);
+        int nodes = any.nodes();
+        int ppn = any.ppn();
+        String shape = ", " + nodes * ppn + " ranks on " + nodes + (nodes == 1 ? " node" : " nodes");
+        LogPlot plot = new LogPlot("sharp4j tune: " + Character.toUpperCase(collective.charAt(0)) + collective.substring(1)
+                + ", " + any.layer() + "-node candidates" + shape,
+                "mean of the slowest rank per call; error bars: \u00b1 1 standard error; ringed: the candidate the table chose at that size",
                 "Message size (bytes)", "Latency (us, slowest rank)", LogPlot.XLabels.BYTES);
         plot.highlightLegend("chosen");
         LogPlot.Marker[] markers = {LogPlot.Marker.CIRCLE, LogPlot.Marker.SQUARE, LogPlot.Marker.TRIANGLE, LogPlot.Marker.DIAMOND};
         int i = 0;
-        for (Map.Entry<String, List<Point>> c : byCandidate.entrySet()) {
-            List<Point> ps = c.getValue();
-            double[] x = ps.stream().mapToDouble(p -> Math.max(1, p.bytes)).toArray();
-            double[] y = ps.stream().mapToDouble(p -> p.meanUs).toArray();
-            double[] err = ps.stream().mapToDouble(p -> p.stderrUs).toArray();
+        java.util.TreeMap<Long, String> switches = new java.util.TreeMap<>();
+        for (Map.Entry<String, List<Measurement>> c : byCandidate.entrySet()) {
+            List<Measurement> ps = c.getValue();
+            double[] x = ps.stream().mapToDouble(p -> Math.max(1, p.bytes())).toArray();
+            double[] y = ps.stream().mapToDouble(Measurement::meanUs).toArray();
+            double[] err = ps.stream().mapToDouble(Measurement::stderrUs).toArray();
             boolean[] h = new boolean[ps.size()];
             for (int k = 0; k < h.length; k++) {
-                h[k] = c.getKey().equals(chosen(rules, collective, ps.get(k).bytes));
+                String ch = chosen(choices, ps.get(k));
+                h[k] = c.getKey().equals(ch);
+                switches.put(ps.get(k).bytes(), ch);
             }
             plot.add(c.getKey(), x, y).errorBars(err).highlight(h).marker(markers[i % markers.length]);
             i++;
         }
-        for (Rule r : rules) {
-            if (r.collective.equals(collective) && r.lo > 0) {
-                plot.vertical(r.lo, "\u2265 " + LogPlot.bytesLabel(r.lo) + ": " + r.algorithm);
+        String prev = null;
+        for (Map.Entry<Long, String> e : switches.entrySet()) {
+            if (prev != null && e.getValue() != null && !e.getValue().equals(prev)) {
+                plot.vertical(e.getKey(), "\u2265 " + LogPlot.bytesLabel(e.getKey()) + ": " + e.getValue());
             }
+            prev = e.getValue();
         }
         return plot;
     }

@@ -92,9 +92,13 @@ public final class SeedTable {
 
     /** Rules (without the nodes= field) for one collective at n nodes: "LO-HI:choice". */
     static List<String> rulesAt(PerfModel model, Collective c, long n, long[] sizes) {
+        return rulesAt(model, c, n, sizes, true);
+    }
+
+    static List<String> rulesAt(PerfModel model, Collective c, long n, long[] sizes, boolean sharp) {
         List<String> out = new ArrayList<>();
         if (c == Collective.BARRIER) {
-            out.add("0-inf:" + best(model, c, n, 0).rule());
+            out.add("0-inf:" + best(model, c, n, 0, sharp).rule());
             return out;
         }
         TreeSet<Long> grid = new TreeSet<>();
@@ -104,7 +108,7 @@ public final class SeedTable {
         grid.add(model.params().sharpMaxBytes + 1);
         List<Long> starts = new ArrayList<>();
         List<String> winners = new ArrayList<>();
-        boolean sharpPrefix = true;
+        boolean sharpPrefix = sharp;
         for (long m : grid) {
             // SHARP only serves a prefix from 0 bytes: after the first host winner, hosts only
             Pick b = best(model, c, n, m, sharpPrefix);
@@ -126,6 +130,11 @@ public final class SeedTable {
 
     /** The table file's lines: comments (parameters, ranges), then the rules. */
     public static List<String> generate(ModelParams params, int[] nodes, long[] sizes) {
+        return generate(params, nodes, sizes, true);
+    }
+
+    /** As {@link #generate(ModelParams, int[], long[])}; {@code sharp}: whether SHARP is a candidate (the cluster has it). */
+    public static List<String> generate(ModelParams params, int[] nodes, long[] sizes, boolean sharp) {
         PerfModel model = new PerfModel(params);
         int[] ns = Arrays.stream(nodes).filter(x -> x >= 2).distinct().sorted().toArray();
         if (ns.length == 0) {
@@ -138,6 +147,9 @@ public final class SeedTable {
         out.add("# sharp4j tuning table seeded by sharp4j model on " + java.time.LocalDate.now());
         out.add("# inter-node rules only: per node-count range the cheapest predicted algorithm per size");
         out.add("# (decided at the lower end of each range; SHARP only as a prefix from 0 bytes, its HI is the limit).");
+        if (!sharp) {
+            out.add("# SHARP is not a candidate: the measurements this was fitted from had no SHARP.");
+        }
         out.add("# Format: see org.sharp4j.tuning.TuningTable. Model parameters (org.sharp4j.tuning.model.ModelParams):");
         for (String l : params.describeWithOrigin()) {
             out.add("#   " + l);
@@ -146,9 +158,9 @@ public final class SeedTable {
         for (Collective c : order) {
             String name = c.name().toLowerCase(Locale.ROOT);
             int lo = ns[0];
-            List<String> cur = rulesAt(model, c, ns[0], sizes);
+            List<String> cur = rulesAt(model, c, ns[0], sizes, sharp);
             for (int i = 1; i <= ns.length; i++) {
-                List<String> next = i < ns.length ? rulesAt(model, c, ns[i], sizes) : null;
+                List<String> next = i < ns.length ? rulesAt(model, c, ns[i], sizes, sharp) : null;
                 if (next != null && next.equals(cur)) {
                     continue;
                 }
