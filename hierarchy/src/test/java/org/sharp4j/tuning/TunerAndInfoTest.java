@@ -121,7 +121,7 @@ class TunerAndInfoTest {
                 info.set(r);
             }
         });
-        assertTrue(info.get().matches("(?s).*allreduce +intra 0-[^ ]+ +" + at64.replace(":radix=", " radix=").split(" ")[0]
+        assertTrue(info.get().matches("(?s).*allreduce +intra 0-[^ ]+ +" + at64.split(":")[0]
                 + ".*<- " + java.util.regex.Pattern.quote(table.toString()) + ":\\d+: .*\\[measured on this cluster\\].*"), info.get());
         assertTrue(info.get().matches("(?s).*allreduce +inter .*\\[built in\\].*"), info.get());
 
