@@ -28,6 +28,7 @@ export PATH="$PATH:/usr/sbin:/sbin"   # slurmctld and slurmd live in sbin, not a
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 self=$here/$(basename "${BASH_SOURCE[0]}")
 rig=$here/netns-rig.sh
+top=$(cd "$here/.." && pwd -P)
 dir=/run/$RIG_ID-slurm   # not under /tmp: each slurmd gets its own /tmp (a bind mount of $dir/hostI/tmp)
 conf=$dir/slurm.conf
 
@@ -111,6 +112,11 @@ down() {
       kill -9 "$pid" 2>/dev/null || true
     fi
   done
+  # The binds of the repository live in the hosts' mount namespaces, gone with their processes;
+  # never let rm reach through one that is still mounted here.
+  for f in $(findmnt -rn -o TARGET 2>/dev/null | grep -F "$dir/" | sort -r || true); do
+    umount -l "$f" 2>/dev/null || die "cannot unmount $f: not removing $dir"
+  done
   rm -rf "$dir"
 }
 
@@ -136,12 +142,23 @@ up() {
   bash "$rig" up "$hosts" >/dev/null
   write_conf "$hosts"
   slurmctld -f "$conf" -i || die "slurmctld did not start: $(tail -n 20 "$dir/ctld/slurmctld.log" 2>/dev/null)"
+  # The repository, when it lies under /tmp (a clone there), stays visible at its path on every host.
+  local keep=
+  case "$top/" in /tmp/*) keep=$top ;; esac
   for ((i = 0; i < hosts; i++)); do
-    # Inside ip netns exec's own mount namespace: a private /tmp (Slurm's PMIx plugin puts
-    # per-step directories of the same name there on every node) and the host's name.
-    ip netns exec "$RIG_ID-h$i" unshare -u sh -c \
-      'mount --bind "$1" /tmp && hostname "$2" && exec slurmd -f "$3" -N "$2"' \
-      sh "$dir/host$i/tmp" "host$i" "$conf" || die "slurmd on host$i did not start: $(tail -n 20 "$dir/host$i/slurmd.log" 2>/dev/null)"
+    # Inside ip netns exec's own mount namespace (nothing here reaches the root namespace): a
+    # private /tmp (Slurm's PMIx plugin puts per-step directories of the same name there on every
+    # node) with the repository bound back at its path if it was under /tmp, and the host's name.
+    mkdir -p "$dir/host$i/keep"
+    ip netns exec "$RIG_ID-h$i" unshare -u sh -c '
+      set -e
+      if [ -n "$4" ]; then mount --bind "$4" "$5"; fi
+      mount --bind "$1" /tmp
+      if [ -n "$4" ]; then mkdir -p "$4"; mount --bind "$5" "$4"; fi
+      hostname "$2"
+      exec slurmd -f "$3" -N "$2"' \
+      sh "$dir/host$i/tmp" "host$i" "$conf" "$keep" "$dir/host$i/keep" \
+      || die "slurmd on host$i did not start: $(tail -n 20 "$dir/host$i/slurmd.log" 2>/dev/null)"
   done
   wait_idle "$hosts"
 }
