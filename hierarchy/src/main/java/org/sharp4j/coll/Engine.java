@@ -544,10 +544,10 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             callsBy[a.ordinal()]++;
             switch (a) {
                 case EXCHANGE:
-                    exchange.run(kind, type, op, root, count, desc);
+                    exchange.run(kind, type, op, root, count, desc, table.treeRadixAt(kind, i));
                     break;
                 case TREE:
-                    tree.run(kind, type, op, root, count, desc);
+                    tree.run(kind, type, op, root, count, desc, table.treeRadixAt(kind, i));
                     break;
                 default:
                     int chunk = table.chunkAt(kind, i);

@@ -65,7 +65,8 @@ final class ExchangeAlgorithm {
         }
     }
 
-    void run(Collective kind, DataType t, Op op, int root, int count, long desc) {
+    /** @param radix the tree's radix for this call (its bracket), from the table segment the engine looked up */
+    void run(Collective kind, DataType t, Op op, int root, int count, long desc, int radix) {
         final Engine e = this.e;
         final ShmLevel sock = e.sock;
         final CallStatus st = e.st;
@@ -80,7 +81,6 @@ final class ExchangeAlgorithm {
             e.src.copyIn(sock, sock.dataOff(set, sock.me, bytes), t, 0, count);
         }
         sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
-        final int radix = e.table.treeRadix(kind, bytes); // the tree's bracket (class comment)
         fold(sock, set, s, desc, count, t, op, bytes, radix);
         final boolean severalLevels = e.socketCount > 1 || e.inter != null || e.topo.nodeCount() > 1;
         if (!severalLevels) {
@@ -157,12 +157,22 @@ final class ExchangeAlgorithm {
      */
     private void subtree(ShmLevel lvl, int set, int i, int limit, int k, int depth, int count, DataType t, Op op, int bytes) {
         ByteBuffer mine = depth == 0 ? acc : levels[depth].buf;
-        ShmLevel.copy(mine, 0, lvl.buf, lvl.dataOff(set, i, bytes), bytes);
+        // The first child (i + 1, a leaf) is folded in the same pass as the copy of member i's
+        // own data: mine = x_i op x_(i+1), the same bits as a copy then mine = mine op x_(i+1).
+        final boolean fused = limit > 1 && i + 1 < lvl.members;
+        if (fused) {
+            Reductions.combine(t, op, mine, 0, lvl.buf, lvl.dataOff(set, i, bytes), lvl.buf, lvl.dataOff(set, i + 1, bytes), count);
+        } else {
+            ShmLevel.copy(mine, 0, lvl.buf, lvl.dataOff(set, i, bytes), bytes);
+        }
         for (int pow = 1; pow < limit && pow < lvl.members; pow *= k) {
             for (int j = 1; j < k; j++) {
                 int c = i + j * pow;
                 if (c >= lvl.members) {
                     break;
+                }
+                if (c == i + 1) {
+                    continue; // folded above (fused is true whenever the loop reaches it)
                 }
                 if (pow == 1) {
                     Reductions.combine(t, op, mine, 0, lvl.buf, lvl.dataOff(set, c, bytes), count); // a leaf

@@ -83,7 +83,7 @@ public final class Payload {
                 }
                 break;
             case BUFFER:
-                lvl.buf.put(segOff, buffer, at * t.size, count * t.size);
+                ShmLevel.copy(lvl.buf, segOff, buffer, at * t.size, count * t.size);
                 break;
             case SHARED:
                 ShmLevel.copy(lvl.buf, segOff, sharedLevel.buf, sharedOff + first * t.size, count * t.size);
@@ -130,7 +130,7 @@ public final class Payload {
                 }
                 break;
             case BUFFER:
-                buffer.put(off * t.size, v.buf, 0, count * t.size);
+                ShmLevel.copy(buffer, off * t.size, v.buf, 0, count * t.size);
                 break;
             case SHARED:
                 ShmLevel.copy(sharedLevel.buf, sharedOff, v.buf, 0, count * t.size);
@@ -161,7 +161,7 @@ public final class Payload {
                 }
                 break;
             case BUFFER:
-                buffer.put(at * t.size, lvl.buf, segOff, count * t.size);
+                ShmLevel.copy(buffer, at * t.size, lvl.buf, segOff, count * t.size);
                 break;
             case SHARED:
                 ShmLevel.copy(sharedLevel.buf, sharedOff + first * t.size, lvl.buf, segOff, count * t.size);

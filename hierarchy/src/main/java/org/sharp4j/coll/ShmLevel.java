@@ -296,8 +296,22 @@ public final class ShmLevel {
 
     /** Copies {@code bytes} inside or between segments (absolute bulk put: a memcpy, no allocation). */
     static void copy(ByteBuffer dst, int dOff, ByteBuffer src, int sOff, int bytes) {
-        if (bytes > 0) {
+        if (bytes <= SMALL_COPY && ((bytes | dOff | sOff) & 3) == 0) {
+            // Up to a line, word by word: a bulk put costs its checks and a copyMemory call
+            // (~10-20 ns) for what two to eight plain loads and stores do. Every type is 4 or 8
+            // bytes, so a 4-byte tail is all there can be; the copy keeps the bytes as they are.
+            int i = 0;
+            for (; i + 8 <= bytes; i += 8) {
+                Flags.put(dst, dOff + i, Flags.plain(src, sOff + i));
+            }
+            if (i < bytes) {
+                Flags.putInt(dst, dOff + i, Flags.plainInt(src, sOff + i));
+            }
+        } else if (bytes > 0) {
             dst.put(dOff, src, sOff, bytes);
         }
     }
+
+    /** Copies of at most this many bytes go word by word ({@link #copy}). */
+    static final int SMALL_COPY = 64;
 }

@@ -38,7 +38,8 @@ final class TreeAlgorithm {
         this.e = e;
     }
 
-    void run(Collective kind, DataType t, Op op, int root, int count, long desc) {
+    /** @param radix the tree's radix for this call (the same on every rank), from the table segment the engine looked up */
+    void run(Collective kind, DataType t, Op op, int root, int count, long desc, int radix) {
         final Engine e = this.e;
         final ShmLevel sock = e.sock;
         final ShmLevel node = e.node;
@@ -48,7 +49,6 @@ final class TreeAlgorithm {
         final int bytes = t == null ? 0 : count * t.size;
         final ShmLevel top = e.socketCount > 1 && e.socketLeader ? node : sock;
         final int acc = top.dataOff(set, top.me, bytes);
-        final int radix = e.table.treeRadix(kind, bytes);   // the same on every rank for this call
         final int[] sockKids = sock.childrenFor(radix);
         if (bytes > 0) {
             // A leaf with a parent lets the parent read its shared buffer in place. (A lone rank

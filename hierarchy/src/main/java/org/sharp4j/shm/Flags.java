@@ -16,6 +16,7 @@ import java.nio.ByteOrder;
  */
 public final class Flags {
     private static final VarHandle LONG = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
+    private static final VarHandle INT = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
 
     private Flags() {
     }
@@ -36,6 +37,16 @@ public final class Flags {
     /** Plain store; published by a following {@link #release}. */
     public static void put(ByteBuffer b, int off, long v) {
         LONG.set(b, off, v);
+    }
+
+    /** Plain 4-byte load (payload words, as {@link #plain}). */
+    public static int plainInt(ByteBuffer b, int off) {
+        return (int) INT.get(b, off);
+    }
+
+    /** Plain 4-byte store (payload words, as {@link #put}). */
+    public static void putInt(ByteBuffer b, int off, int v) {
+        INT.set(b, off, v);
     }
 
     /** Volatile load, for slow-path words (abort, progress) that are read without a paired flag. */
