@@ -39,8 +39,10 @@ import org.sharp4j.tuning.tune.Measurement;
  *       inter-node algorithm to choose: run with {@code -Dsharp4j.internode=ucx}.</li>
  * </ul>
  * <b>Method</b>: an untimed pass over every candidate and size, then a pause until the JIT is idle;
- * per point, warm-up calls, then rounds of timed calls (each the slowest rank's time, an allreduce of
- * MAX) until the standard error of their mean is under the target. <b>Budget</b>: rank 0's clock decides
+ * per point, warm-up calls, then rounds of timed calls (each the slowest rank's mean time per call,
+ * an allreduce of MAX) until the standard error of their mean is under the target. Calls are timed
+ * as OSU times them: one at a time, an untimed barrier after each (none for Barrier itself), Reduce
+ * to root 0. <b>Budget</b>: rank 0's clock decides
  * before each point whether there is time left and every rank follows (one allreduce); the points
  * measured so far are kept. <b>Resume</b>: points rank 0 already has (the state file, given as
  * {@code done}) are skipped on every rank.
@@ -49,7 +51,7 @@ public final class Tuner {
     /** What to sweep and how hard. */
     public static final class Options {
         public EnumSet<Collective> collectives = EnumSet.allOf(Collective.class);
-        public long[] sizes = {8, 64, 512, 4096, 16384, 65536, 262144};
+        public long[] sizes = {8, 64, 512, 4096, 16384, 65536, 262144, 1048576};
         public int[] radices = {2, 4, 8};
         public int[] interRadices = {2, 3, 4, 5, 6, 7, 8};
         /** Tiled chunk sizes to try besides the slot (bytes, multiples of 64 below the slot); none by default. */
@@ -232,7 +234,7 @@ public final class Tuner {
                             double[] outb = new double[count];
                             int n = (int) Math.max(20, Math.min(3000, (64L << 20) / Math.max(8, bytes)));
                             for (int i = 0; i < n; i++) {
-                                call(comm, c, in, outb, count, i);
+                                call(comm, c, in, outb, count, i % comm.size()); // every root path warmed
                             }
                         }
                     }
@@ -354,16 +356,29 @@ public final class Tuner {
         List<Double> rounds = new ArrayList<>();
         int iters = bytes > 65536 ? Math.max(10, o.iterations / 5) : o.iterations;
         boolean stable = false;
+        // As OSU measures (and so as users compare tables): each call timed alone, the ranks lined
+        // up by an untimed barrier after it, reduce to a fixed root (0). Back-to-back calls measured
+        // together let a non-root rank run ahead into the next call, which hides a call's latency:
+        // on 3 hosts over TCP a sweep timed that way chose a reduce radix 2-3x slower in osu_reduce.
+        final boolean lineUp = c != Collective.BARRIER;
         for (int r = 0; r < o.maxRounds; r++) {
             for (int i = 0; i < o.warmup; i++) {
-                call(comm, c, in, out, count, i);
+                call(comm, c, in, out, count, 0);
+                if (lineUp) {
+                    comm.barrier();
+                }
             }
             comm.barrier();
-            long t0 = System.nanoTime();
+            long sum = 0;
             for (int i = 0; i < iters; i++) {
-                call(comm, c, in, out, count, i);
+                long t0 = System.nanoTime();
+                call(comm, c, in, out, count, 0);
+                sum += System.nanoTime() - t0;
+                if (lineUp) {
+                    comm.barrier();
+                }
             }
-            t[0] = (System.nanoTime() - t0) / 1e3 / iters;
+            t[0] = sum / 1e3 / iters;
             comm.allreduce(t, tmax, Op.MAX); // the job is as slow as its slowest rank
             rounds.add(tmax[0]);
             if (rounds.size() >= o.minRounds) {
@@ -378,13 +393,13 @@ public final class Tuner {
         return new Measurement(nodes, ppn, c, cand.layer(), cand.name(), bytes, ms[0], ms[1], rounds.size(), stable);
     }
 
-    private static void call(Communicator comm, Collective c, double[] in, double[] out, int count, int i) {
+    private static void call(Communicator comm, Collective c, double[] in, double[] out, int count, int root) {
         switch (c) {
             case ALLREDUCE:
                 comm.allreduce(in, 0, out, 0, count, Op.SUM);
                 break;
             case REDUCE:
-                comm.reduce(in, 0, out, 0, count, Op.SUM, i % comm.size());
+                comm.reduce(in, 0, out, 0, count, Op.SUM, root);
                 break;
             default:
                 comm.barrier();
