@@ -273,8 +273,12 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             if (cfg.warmupRounds() > 0) {
                 long t0 = System.nanoTime();
                 warmUp(cfg.warmupRounds());
+                int heated = heat();
+                long t1 = System.nanoTime();
+                settleJit();
                 if (rank == 0) {
-                    LOG.debug("sharp4j: warm-up of {} rounds took {} ms", cfg.warmupRounds(), (System.nanoTime() - t0) / 1_000_000);
+                    LOG.debug("sharp4j: warm-up of {} rounds and {} hot calls took {} ms, then the JIT settled in {} ms", cfg.warmupRounds(),
+                            heated, (t1 - t0) / 1_000_000, (System.nanoTime() - t1) / 1_000_000);
                 }
             }
         } catch (RuntimeException | Error e) {
@@ -368,6 +372,92 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         java.util.Arrays.fill(r, 0);
     }
 
+
+    /** Whether a communicator of this JVM already ran {@link #heat} (the JIT's compiled code is JVM-wide). */
+    private static volatile boolean heatedInThisJvm;
+    /** Small calls per collective that get the hot path compiled by C2 (its thresholds are ~5,000 invocations). */
+    static final int HEAT_CALLS = 6_000;
+    /** Rank 0 stops the heating after this long (oversubscribed ranks pay microseconds per call). */
+    private static final long HEAT_BUDGET_NANOS = 300_000_000L;
+
+    /**
+     * After {@link #warmUp} profiled every path, runs the small-message path (8 B Allreduce and Reduce,
+     * Barrier) until C2 has compiled it, so that a program's first thousand calls do not run in
+     * the interpreter or in C1's profiling code (measured: the first 300 calls of a fresh job took
+     * 20-140 us each, then two plateaus before the steady state). Collective, in blocks of 500;
+     * whether to go on is agreed after each block (rank 0's clock against the budget), and whether
+     * to heat at all is agreed first: any rank whose JVM has not heated yet makes every rank heat,
+     * so ranks never disagree on the number of calls. Returns the calls per collective run.
+     */
+    private int heat() {
+        long[] flag = {heatedInThisJvm ? 0 : 1};
+        long[] agreed = new long[1];
+        src.array(flag, 0);
+        dst.array(agreed, 0);
+        run(Collective.ALLREDUCE, DataType.LONG, Op.MAX, 0, 1);
+        if (agreed[0] == 0) {
+            src.none();
+            dst.none();
+            return 0;
+        }
+        long t0 = System.nanoTime();
+        double[] x = {1};
+        double[] y = new double[1];
+        int calls = 0;
+        while (calls < HEAT_CALLS) {
+            for (int i = 0; i < 500; i++) {
+                src.array(x, 0);
+                dst.array(y, 0);
+                run(Collective.ALLREDUCE, DataType.DOUBLE, Op.SUM, 0, 1);
+                src.array(x, 0);
+                dst.array(y, 0);
+                run(Collective.REDUCE, DataType.DOUBLE, Op.SUM, i % size, 1);
+                src.none();
+                dst.none();
+                run(Collective.BARRIER, null, null, 0, 0);
+            }
+            calls += 500;
+            flag[0] = rank == 0 && System.nanoTime() - t0 > HEAT_BUDGET_NANOS ? 1 : 0;
+            src.array(flag, 0);
+            dst.array(agreed, 0);
+            run(Collective.ALLREDUCE, DataType.LONG, Op.MAX, 0, 1);
+            if (agreed[0] != 0) {
+                break;
+            }
+        }
+        src.none();
+        dst.none();
+        heatedInThisJvm = true;
+        return calls;
+    }
+
+    /**
+     * Sleeps (never spins: the compiler threads may share this rank's core) until this JVM's JIT
+     * has compiled nothing for 30 ms, at most 1 s, so that the compilations the warm-up queued do
+     * not run against the program's first calls. Local; the first call lines the ranks up.
+     */
+    private static void settleJit() {
+        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
+            return;
+        }
+        long deadline = System.nanoTime() + 1_000_000_000L;
+        long last = jit.getTotalCompilationTime();
+        boolean interrupted = false;
+        for (int quiet = 0; quiet < 3 && System.nanoTime() < deadline; ) {
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                interrupted = true; // keep settling; the status is restored for the caller
+            }
+            long now = jit.getTotalCompilationTime();
+            quiet = now == last ? quiet + 1 : 0;
+            last = now;
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
 
     /**
      * A setup step's outcome agreed over the bootstrap (an allgather, which also orders the step
