@@ -26,7 +26,7 @@ import org.sharp4j.tuning.TuningTable;
  *   <tr><td>sharp4j.timeout</td><td>how long to wait for a peer before failing, default 300 s</td></tr>
  *   <tr><td>sharp4j.shm.dir</td><td>where segment files live, default /dev/shm</td></tr>
  *   <tr><td>sharp4j.internode</td><td>auto (default), or the id of the inter-node host path to force: shm, ucx</td></tr>
- *   <tr><td>sharp4j.warmup</td><td>JIT warm-up rounds at creation, default 16 (0: off)</td></tr>
+ *   <tr><td>sharp4j.warmup</td><td>JIT warm-up rounds at creation, default 16, then the hot path heated until compiled, once per JVM (0: off)</td></tr>
  * </table>
  */
 public final class Config {

@@ -273,7 +273,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             if (cfg.warmupRounds() > 0) {
                 long t0 = System.nanoTime();
                 warmUp(cfg.warmupRounds());
-                int heated = heat();
+                int heated = heatCalls = heat();
                 long t1 = System.nanoTime();
                 settleJit();
                 if (rank == 0) {
@@ -375,6 +375,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
 
     /** Whether a communicator of this JVM already ran {@link #heat} (the JIT's compiled code is JVM-wide). */
     private static volatile boolean heatedInThisJvm;
+    /** Small calls per collective this communicator's {@link #heat} ran (0 when no rank needed it). */
+    private int heatCalls;
     /** Small calls per collective that get the hot path compiled by C2 (its thresholds are ~5,000 invocations). */
     static final int HEAT_CALLS = 6_000;
     /** Rank 0 stops the heating after this long (oversubscribed ranks pay microseconds per call). */
@@ -550,6 +552,16 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     /** The configuration this communicator was built with. */
     public Config config() {
         return cfg;
+    }
+
+    /** Small calls per collective run at creation to get the hot path compiled (0: this JVM had run them). */
+    public int heatCalls() {
+        return heatCalls;
+    }
+
+    /** Tests only: make this JVM look fresh to the next communicator's heating. */
+    static void forgetHeatForTests() {
+        heatedInThisJvm = false;
     }
 
     /** Calls (since creation, warm-up excluded) that ran the intra-node algorithm {@code a}. */

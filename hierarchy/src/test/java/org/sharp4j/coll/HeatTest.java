@@ -1,0 +1,44 @@
+package org.sharp4j.coll;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import org.junit.jupiter.api.Test;
+import org.sharp4j.Config;
+import org.sharp4j.Op;
+import org.sharp4j.ThreadRanks;
+
+/**
+ * The JIT heating at creation ({@link Engine#heatCalls()}): collective, so every rank runs the same
+ * number of calls (a rank that ran fewer would leave the others waiting in the next call), once per
+ * JVM, and off with the warm-up.
+ */
+class HeatTest {
+    @Test
+    void everyRankHeatsTheSameOnceAndTheCommunicatorWorksAfterwards() {
+        Engine.forgetHeatForTests();
+        AtomicIntegerArray first = new AtomicIntegerArray(3);
+        AtomicIntegerArray second = new AtomicIntegerArray(3);
+        Config cfg = Config.defaults().withTimeoutNanos(60_000_000_000L);
+        ThreadRanks.run(3, cfg, comm -> {
+            first.set(comm.rank(), comm.engine().heatCalls());
+            long[] x = {comm.rank() + 1};
+            long[] y = new long[1];
+            comm.allreduce(x, 0, y, 0, 1, Op.SUM);
+            assertEquals(6, y[0], "an allreduce right after the heating");
+        });
+        ThreadRanks.run(3, cfg, comm -> second.set(comm.rank(), comm.engine().heatCalls()));
+        assertTrue(first.get(0) >= 500, "a fresh JVM heats at least one block: " + first);
+        for (int r = 1; r < 3; r++) {
+            assertEquals(first.get(0), first.get(r), "rank " + r + " heated as many calls as rank 0: " + first);
+        }
+        for (int r = 0; r < 3; r++) {
+            assertEquals(0, second.get(r), "a JVM that heated does not heat again: " + second);
+        }
+        Engine.forgetHeatForTests();
+        AtomicIntegerArray off = new AtomicIntegerArray(2);
+        ThreadRanks.run(2, cfg.withWarmupRounds(0), comm -> off.set(comm.rank(), comm.engine().heatCalls()));
+        assertEquals(0, off.get(0) + off.get(1), "sharp4j.warmup=0 turns the heating off too");
+    }
+}
