@@ -39,8 +39,9 @@ import org.sharp4j.tuning.tune.Measurement;
  *       inter-node algorithm to choose: run with {@code -Dsharp4j.internode=ucx}.</li>
  * </ul>
  * <b>Method</b>: an untimed pass over every candidate and size, then a pause until the JIT is idle;
- * per point, warm-up calls, then rounds of timed calls (each the slowest rank's mean time per call,
- * an allreduce of MAX) until the standard error of their mean is under the target. Calls are timed
+ * per point, warm-up calls, then rounds of timed calls (about 30 ms each, at most {@link Options#iterations}
+ * calls; each the slowest rank's mean time per call, an allreduce of MAX) until the standard error of
+ * their mean is under the target. Calls are timed
  * as OSU times them: one at a time, an untimed barrier after each (none for Barrier itself), Reduce
  * to root 0. <b>Budget</b>: rank 0's clock decides
  * before each point whether there is time left and every rank follows (one allreduce); the points
@@ -347,6 +348,9 @@ public final class Tuner {
         out.flush();
     }
 
+    /** Target length of one round of timed calls. */
+    static final double ROUND_NANOS = 30e6;
+
     private static Measurement measure(Communicator comm, Collective c, Candidate cand, long bytes, Options o, int nodes, int ppn) {
         int count = (int) Math.max(1, bytes / 8);
         double[] in = new double[count];
@@ -361,8 +365,22 @@ public final class Tuner {
         // together let a non-root rank run ahead into the next call, which hides a call's latency:
         // on 3 hosts over TCP a sweep timed that way chose a reduce radix 2-3x slower in osu_reduce.
         final boolean lineUp = c != Collective.BARRIER;
+        // A round lasts about ROUND_NANOS whatever a call costs (at least 10 calls, at most the
+        // iterations asked for): 1,000 calls of 100 us over TCP made one point take seconds. The
+        // count comes from the first warm-up's cost, the slowest rank's, so every rank makes the same calls.
+        long w0 = System.nanoTime();
+        for (int i = 0; i < o.warmup; i++) {
+            call(comm, c, in, out, count, 0);
+            if (lineUp) {
+                comm.barrier();
+            }
+        }
+        t[0] = (System.nanoTime() - w0) / (double) Math.max(1, o.warmup);
+        comm.allreduce(t, tmax, Op.MAX);
+        iters = (int) Math.max(10, Math.min(iters, ROUND_NANOS / Math.max(1.0, tmax[0])));
+        final int rewarm = Math.min(o.warmup, Math.max(2, iters / 10));
         for (int r = 0; r < o.maxRounds; r++) {
-            for (int i = 0; i < o.warmup; i++) {
+            for (int i = 0; r > 0 && i < rewarm; i++) {
                 call(comm, c, in, out, count, 0);
                 if (lineUp) {
                     comm.barrier();
