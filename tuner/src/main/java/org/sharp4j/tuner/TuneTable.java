@@ -302,26 +302,7 @@ public final class TuneTable {
      * is parsed before it is written.
      */
     public static List<String> mergeSection(Path table, List<String> section) {
-        try {
-            List<String> existing = Files.exists(table) ? Files.readAllLines(table, StandardCharsets.UTF_8) : List.of();
-            List<String> pre = new ArrayList<>();
-            for (String l : existing) {
-                if (l.trim().startsWith("[") || !(l.isBlank() || l.trim().startsWith("#"))) {
-                    break;
-                }
-                pre.add(l);
-            }
-            List<String> lines = merge(existing, existing.isEmpty() ? preamble() : trim(pre), List.of(section));
-            RuleParser.parseLines(lines, table.toString());
-            Path parent = table.toAbsolutePath().getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
-            Files.write(table, lines, StandardCharsets.UTF_8);
-            return lines;
-        } catch (IOException e) {
-            throw new IllegalArgumentException("cannot write the tuning table " + table + ": " + e.getMessage(), e);
-        }
+        return mergeInto(table, List.of(section), true);
     }
 
     /** The comments a table file written by the tuner starts with. */
@@ -340,16 +321,29 @@ public final class TuneTable {
      * sections; the result is parsed before it is written (a table the engine would refuse is never written).
      */
     public static List<String> write(Path table, List<Measurement> ms, double guard) {
-        List<String> existing = new ArrayList<>();
+        List<List<String>> sections = new ArrayList<>();
+        for (int[] s : shapes(ms)) {
+            sections.add(section(ms, s[0], s[1], guard));
+        }
+        return mergeInto(table, sections, false);
+    }
+
+    /**
+     * The one place that writes a table file: {@code sections} merged into {@code table}'s other sections,
+     * under its own leading comments ({@code keepComments}, where it has any) or a fresh {@link #preamble()};
+     * parsed before it is written, so a table the engine would refuse is never written.
+     */
+    private static List<String> mergeInto(Path table, List<List<String>> sections, boolean keepComments) {
         try {
-            if (Files.exists(table)) {
-                existing = Files.readAllLines(table, StandardCharsets.UTF_8);
+            List<String> existing = Files.exists(table) ? Files.readAllLines(table, StandardCharsets.UTF_8) : List.of();
+            List<String> comments = new ArrayList<>();
+            for (String l : existing) {
+                if (l.trim().startsWith("[") || !(l.isBlank() || l.trim().startsWith("#"))) {
+                    break;
+                }
+                comments.add(l);
             }
-            List<List<String>> sections = new ArrayList<>();
-            for (int[] s : shapes(ms)) {
-                sections.add(section(ms, s[0], s[1], guard));
-            }
-            List<String> lines = merge(existing, preamble(), sections);
+            List<String> lines = merge(existing, keepComments && !existing.isEmpty() ? trim(comments) : preamble(), sections);
             RuleParser.parseLines(lines, table.toString());
             Path parent = table.toAbsolutePath().getParent();
             if (parent != null) {

@@ -148,6 +148,30 @@ class TuneTableTest {
     }
 
     @Test
+    void aMergedSectionKeepsTheFilesCommentsAndABadOneLeavesTheFileAsItWas(@TempDir Path dir) throws Exception {
+        Path table = dir.resolve("sub").resolve("t.txt");
+        List<String> first = TuneTable.mergeSection(table, List.of("[modelled]", "allreduce:0-inf:nodes=64-inf:sra:radix=8"));
+        assertEquals(TuneTable.preamble().get(1), first.get(1), "a new file starts with the tuner's comments: " + first);
+        assertEquals(first, Files.readAllLines(table), "the parent directory is created and the lines written");
+        List<String> mine = new ArrayList<>(List.of("# my cluster's table", "# kept by hand"));
+        mine.addAll(first.subList(TuneTable.preamble().size(), first.size()));
+        Files.write(table, mine);
+        List<String> merged = TuneTable.mergeSection(table, List.of("[nodes=2:ppn=1:measured]", "allreduce:0-inf:knomial:radix=4"));
+        assertEquals(List.of("# my cluster's table", "# kept by hand"), merged.subList(0, 2), merged.toString());
+        assertTrue(merged.contains("[modelled]") && merged.contains("allreduce:0-inf:knomial:radix=4"), merged.toString());
+        assertThrows(TuningFormatException.class,
+                () -> TuneTable.mergeSection(table, List.of("[nodes=4:ppn=1:measured]", "allreduce:0-inf:nosuchalgorithm")));
+        assertEquals(merged, Files.readAllLines(table), "a section the engine would refuse is never written");
+        // the measured rewrite replaces the comments with the tuner's own and keeps the other sections
+        Path csv = TuneCsv.of(table);
+        TuneCsv.append(csv, m(1, 2, AR, "intra", "tiled", 8, 1, 0.01));
+        List<String> rewritten = TuneTable.write(table, TuneCsv.read(csv), TuneTable.GUARD);
+        assertEquals(TuneTable.preamble().get(1), rewritten.get(1), rewritten.toString());
+        assertTrue(rewritten.contains("[modelled]") && rewritten.contains("[nodes=2:ppn=1:measured]")
+                && rewritten.contains("[nodes=1:ppn=2:measured]"), rewritten.toString());
+    }
+
+    @Test
     void aForeignCsvIsRefusedNotOverwritten(@TempDir Path dir) throws Exception {
         Path csv = dir.resolve("x.csv");
         Files.write(csv, List.of("a,b,c", "1,2,3"));
