@@ -104,6 +104,9 @@ public final class Sharp4jCli implements Callable<Integer> {
         @Option(names = "--inter-radices", description = "host k-nomial and SRA radices (default 2..8)")
         String interRadices;
 
+        @Option(names = "--pipelines", description = "SHARP pipeline depths where SHARP is phase 3 (default 1,2,4,8)")
+        String pipelines;
+
         @Option(names = "--chunks", description = "tiled chunk sizes to try besides the slot, e.g. 16k,32k")
         String chunks;
 
@@ -130,7 +133,7 @@ public final class Sharp4jCli implements Callable<Integer> {
                 a.add("--fresh");
             }
             String[][] opt = {{"--sizes", sizes}, {"--collectives", collectives}, {"--radices", radices},
-                {"--inter-radices", interRadices}, {"--chunks", chunks}, {"--iterations", iterations == null ? null : iterations.toString()},
+                {"--inter-radices", interRadices}, {"--pipelines", pipelines}, {"--chunks", chunks}, {"--iterations", iterations == null ? null : iterations.toString()},
                 {"--max-rounds", maxRounds == null ? null : maxRounds.toString()}, {"--budget", budget}};
             for (String[] o : opt) {
                 if (o[1] != null) {

@@ -50,6 +50,9 @@ public final class TuneMain implements Callable<Integer> {
     @Option(names = "--inter-radices", split = ",", description = "host k-nomial and SRA radices to try (default 2..8)")
     int[] interRadices;
 
+    @Option(names = "--pipelines", split = ",", description = "SHARP pipeline depths to try where SHARP is phase 3 (default 1,2,4,8)")
+    int[] pipelines;
+
     @Option(names = "--chunks", split = ",", description = "tiled chunk sizes to try besides the slot, e.g. 16k,32k")
     List<String> chunks;
 
@@ -159,6 +162,15 @@ public final class TuneMain implements Callable<Integer> {
                 }
             }
             o.interRadices = interRadices;
+        }
+        if (pipelines != null) {
+            for (int d : pipelines) {
+                if (d < 1 || d > org.sharp4j.tuning.Rule.MAX_PIPELINE) {
+                    throw new IllegalArgumentException("--pipelines: SHARP pipeline depths are 1.." + org.sharp4j.tuning.Rule.MAX_PIPELINE
+                            + ", got " + d);
+                }
+            }
+            o.pipelines = pipelines;
         }
         if (chunks != null) {
             o.chunks = chunks.stream().mapToLong(x -> {

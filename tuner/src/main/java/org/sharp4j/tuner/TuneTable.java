@@ -81,45 +81,66 @@ public final class TuneTable {
         }
         List<Choice> out = new ArrayList<>();
         String prev = null;
+        String prevDepth = null;
         boolean sharpAllowed = true;
         CompiledTable builtIn = TuningTable.builtIn().compile(nodes, ppn);
         for (long bytes : sizes) {
             List<Measurement> at = new ArrayList<>();
+            List<Measurement> depths = new ArrayList<>(); // SHARP at each pipeline depth: "sharp" is the default one
             for (Measurement m : all) {
-                if (m.nodes() == nodes && m.ppn() == ppn && m.collective() == c && m.layer().equals(layer) && m.bytes() == bytes
-                        && (sharpAllowed || !m.candidate().equals("sharp"))) {
-                    at.add(m);
+                if (m.nodes() == nodes && m.ppn() == ppn && m.collective() == c && m.layer().equals(layer) && m.bytes() == bytes) {
+                    if (m.candidate().equals("sharp") || isPipelineDepth(m.candidate())) {
+                        depths.add(m);
+                    }
+                    if (!isPipelineDepth(m.candidate()) && (sharpAllowed || !m.candidate().equals("sharp"))) {
+                        at.add(m);
+                    }
                 }
             }
             if (at.isEmpty()) {
                 continue;
             }
-            at.sort(Comparator.comparingDouble(Measurement::meanUs));
-            Measurement best = at.get(0);
-            String incumbent = prev != null ? prev : builtInCandidate(builtIn, c, layer, bytes);
-            Measurement inc = null;
-            for (Measurement m : at) {
-                if (m.candidate().equals(incumbent)) {
-                    inc = m;
-                }
+            String[] pick = pick(at, prev != null ? prev : builtInCandidate(builtIn, c, layer, bytes), guard);
+            if (!pick[0].equals("sharp")) {
+                sharpAllowed = false;
             }
-            String pick = best.candidate();
-            String note = "";
-            if (inc != null && inc != best) {
+            prev = pick[0];
+            if (pick[0].equals("sharp") && depths.size() > 1) {
+                // SHARP won this size: then its pipeline depth, by the same rule (incumbent: the last size's depth, else the default)
+                String[] depth = pick(depths, prevDepth != null ? prevDepth : "sharp", guard);
+                prevDepth = depth[0];
+                pick = new String[] {depth[0], pick[1].isEmpty() ? depth[1] : depth[1].isEmpty() ? pick[1] : pick[1] + "; " + depth[1]};
+            }
+            out.add(new Choice(nodes, ppn, c, layer, bytes, pick[0], pick[1]));
+        }
+        return out;
+    }
+
+    /** A candidate that measures SHARP at a pipeline depth other than the default ({@code sharp:pipeline=D}). */
+    static boolean isPipelineDepth(String candidate) {
+        return candidate.startsWith("sharp:pipeline=");
+    }
+
+    /**
+     * The fastest of {@code at} unless {@code incumbent} is within noise of it: {@code guard} of the faster
+     * mean or twice the combined standard error, whichever is larger. Returns the pick and a note (empty, or why
+     * the incumbent was kept).
+     */
+    private static String[] pick(List<Measurement> at, String incumbent, double guard) {
+        List<Measurement> sorted = new ArrayList<>(at);
+        sorted.sort(Comparator.comparingDouble(Measurement::meanUs));
+        Measurement best = sorted.get(0);
+        for (Measurement inc : sorted) {
+            if (inc != best && inc.candidate().equals(incumbent)) {
                 double gap = inc.meanUs() - best.meanUs();
                 double noise = Math.max(guard * best.meanUs(), 2 * Math.hypot(inc.stderrUs(), best.stderrUs()));
                 if (gap <= noise) {
-                    pick = incumbent;
-                    note = String.format(Locale.ROOT, "%s within noise of %s (%.2f us): kept", incumbent, best.candidate(), best.meanUs());
+                    return new String[] {incumbent,
+                        String.format(Locale.ROOT, "%s within noise of %s (%.2f us): kept", incumbent, best.candidate(), best.meanUs())};
                 }
             }
-            if (!pick.equals("sharp")) {
-                sharpAllowed = false;
-            }
-            out.add(new Choice(nodes, ppn, c, layer, bytes, pick, note));
-            prev = pick;
         }
-        return out;
+        return new String[] {best.candidate(), ""};
     }
 
     /** The built-in table's choice as a candidate name (the incumbent of last resort). */
@@ -171,7 +192,7 @@ public final class TuneTable {
                     out.add(sb.toString());
                 }
                 List<Choice> arInter = choose(all, nodes, ppn, Collective.ALLREDUCE, Measurement.INTER, guard);
-                boolean sharpFirst = !arInter.isEmpty() && arInter.get(0).candidate().equals("sharp");
+                boolean sharpFirst = !arInter.isEmpty() && arInter.get(0).candidate().startsWith("sharp");
                 rules.addAll(rules(c, layer, cs, sharpFirst));
             }
         }

@@ -15,6 +15,7 @@ import org.sharp4j.Op;
 import org.sharp4j.Sharp4j;
 import org.sharp4j.bootstrap.Bootstrap;
 import org.sharp4j.tuning.Collective;
+import org.sharp4j.tuning.CompiledTable;
 import org.sharp4j.tuning.Sizes;
 
 /**
@@ -33,7 +34,9 @@ import org.sharp4j.tuning.Sizes;
  *   <li>inter-node (2 nodes or more, phase 3 on the host path, e.g. UCX): {@code knomial:radix=k} for k in
  *       {@link Options#interRadices} up to the node count (allreduce, reduce, and barrier, which runs the
  *       host path's spine at that radix), {@code sra:radix=k} (allreduce, reduce); {@code sharp} where SHARP is
- *       phase 3 ({@code sharp4j.sharp=on} and the library loads), against the host path per size. The
+ *       phase 3 ({@code sharp4j.sharp=on} and the library loads), against the host path per size, and
+ *       {@code sharp:pipeline=d} for the other depths of {@link Options#pipelines} (allreduce, reduce; sizes from
+ *       {@link Options#pipelineMin}, unless {@code sharp4j.sharp.pipeline} fixes the depth). The
  *       intra-node phases keep the table's choice. Simulated nodes meeting in shared memory have no
  *       inter-node algorithm to choose: run with {@code -Dsharp4j.internode=ucx}.</li>
  * </ul>
@@ -53,6 +56,13 @@ public final class Tuner {
         public int[] interRadices = {2, 3, 4, 5, 6, 7, 8};
         /** Tiled chunk sizes to try besides the slot (bytes, multiples of 64 below the slot); none by default. */
         public long[] chunks = {};
+        /**
+         * SHARP pipeline depths to try (operations of one long call in flight); the default depth
+         * ({@link CompiledTable#DEFAULT_SHARP_PIPELINE}) is the plain {@code sharp} candidate.
+         */
+        public int[] pipelines = {1, 2, 4, 8};
+        /** Smallest size the pipeline depths are tried at: a call of one SHARP operation has nothing to pipeline. */
+        public long pipelineMin = 8192;
         /** Largest size the exchange is tried at (it reads every rank's slot). */
         public long exchangeMax = 4096;
         public int iterations = 1000;
@@ -139,6 +149,16 @@ public final class Tuner {
             }
             if (interNode.startsWith("SHARP")) {
                 out.add(new Candidate(Measurement.INTER, "sharp", "all:0-inf:sharp", all));
+                String fixed = System.getProperty("sharp4j.sharp.pipeline");
+                if (fixed != null && !fixed.isBlank()) {
+                    notes.add("sharp4j.sharp.pipeline=" + fixed.trim() + " overrides the table's pipeline depth: depths not swept");
+                } else {
+                    for (int d : o.pipelines) {
+                        if (d != CompiledTable.DEFAULT_SHARP_PIPELINE) {
+                            out.add(new Candidate(Measurement.INTER, "sharp:pipeline=" + d, "allreduce,reduce:0-inf:sharp:pipeline=" + d, data));
+                        }
+                    }
+                }
             } else {
                 notes.add("SHARP is not phase 3 here (" + interNode + "): host path only (SHARP needs libsharp_coll, e.g."
                         + " -Dsharp4j.sharp.lib=..., and the UCX host path)");
@@ -153,6 +173,9 @@ public final class Tuner {
         }
         if (cand.name().equals("exchange")) {
             return java.util.Arrays.stream(o.sizes).filter(s -> s <= o.exchangeMax).toArray();
+        }
+        if (TuneTable.isPipelineDepth(cand.name())) {
+            return java.util.Arrays.stream(o.sizes).filter(s -> s >= o.pipelineMin).toArray();
         }
         return o.sizes;
     }

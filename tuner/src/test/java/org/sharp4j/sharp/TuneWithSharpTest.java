@@ -63,6 +63,7 @@ class TuneWithSharpTest {
         o.collectives = EnumSet.of(Collective.ALLREDUCE, Collective.BARRIER);
         o.sizes = new long[] {8, 65536};
         o.interRadices = new int[] {2};
+        o.pipelines = new int[] {4}; // the default depth only: the plain sharp candidate
         o.iterations = 20;
         o.warmup = 2;
         o.maxRounds = 2;
@@ -87,6 +88,42 @@ class TuneWithSharpTest {
                         .anyMatch(c -> c.collective() == Collective.ALLREDUCE && c.bytes() == 8 && c.candidate().equals("sharp"));
                 assertEquals(sharpAt8, t.interAlgorithm(Collective.ALLREDUCE, 8) == Algorithm.SHARP, sec.toString());
                 assertEquals(sharpAt8, t.sharpMaxBytes(Collective.ALLREDUCE) > 0, sec.toString());
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+    }
+
+    /**
+     * Pipeline depths where SHARP is phase 3: with the emulator's payload cut to 4 KiB a 64 KiB allreduce is 17
+     * operations, so depths 1 and 8 are measured there (not at 8 B, one operation), and the depth the choice
+     * took is the one the written table gives the engine.
+     */
+    @Test
+    void pipelineDepthsAreMeasuredWhereCallsSpanSeveralOperationsAndTheChoiceIsWritten() {
+        with(plus(sharpOn(), SharpSettings.MODE, "auto"), map("SHARP_EMU_MAX_PAYLOAD", "4096"), () -> {
+            try {
+                Tuner.Options o = tiny();
+                o.collectives = EnumSet.of(Collective.ALLREDUCE);
+                o.pipelines = new int[] {1, 4, 8};
+                List<Object> r = sweep(config(2, 1), o);
+                assertTrue(((List<?>) r.get(1)).isEmpty(), r.get(1).toString());
+                Tuner.Result res = (Tuner.Result) r.get(0);
+                List<String> got = res.measurements.stream().map(m -> m.candidate() + "@" + m.bytes()).toList();
+                assertEquals(List.of("knomial:radix=2@8", "knomial:radix=2@65536", "sra:radix=2@8", "sra:radix=2@65536",
+                        "sharp@8", "sharp@65536", "sharp:pipeline=1@65536", "sharp:pipeline=8@65536"), got);
+                List<String> sec = TuneTable.section(res.measurements, 2, 1, TuneTable.GUARD);
+                CompiledTable t = TuningTable.builtIn().withFileLines(sec, "tuned").compile(2, 1);
+                for (TuneTable.Choice c : TuneTable.choose(res.measurements, TuneTable.GUARD)) {
+                    if (c.candidate().startsWith("sharp")) {
+                        assertEquals(Algorithm.SHARP, t.interAlgorithm(Collective.ALLREDUCE, c.bytes()), sec.toString());
+                        int depth = c.candidate().equals("sharp") ? CompiledTable.DEFAULT_SHARP_PIPELINE
+                                : Integer.parseInt(c.candidate().substring("sharp:pipeline=".length()));
+                        assertEquals(depth, t.sharpPipeline(Collective.ALLREDUCE, c.bytes()), sec.toString());
+                    } else {
+                        assertTrue(t.interAlgorithm(Collective.ALLREDUCE, c.bytes()) != Algorithm.SHARP, sec.toString());
+                    }
+                }
             } catch (Exception e) {
                 throw new AssertionError(e);
             }

@@ -66,10 +66,10 @@ class LauncherTuneTest {
     void badOptionsAreRefusedBeforeAnyRankStarts(@TempDir Path dir) throws Exception {
         Path table = dir.resolve("t.txt");
         String[][] bad = {{"--radices", "1"}, {"--inter-radices", "2,9"}, {"--sizes", "8,lots"}, {"--budget", "soon"},
-            {"--collectives", "allgather"}};
+            {"--collectives", "allgather"}, {"--pipelines", "1,9"}};
         String[] says = {"--radices: tree radices are 2..64, got 1", "--inter-radices: the host path takes radices 2..8, got 9",
             "--sizes: not a size: 'lots'", "--budget must be a duration like 10m, 90s or 1h, got 'soon'",
-            "--collectives: unknown collective 'allgather'"};
+            "--collectives: unknown collective 'allgather'", "--pipelines: SHARP pipeline depths are 1..8, got 9"};
         for (int i = 0; i < bad.length; i++) {
             java.io.StringWriter err = new java.io.StringWriter();
             picocli.CommandLine cl = new picocli.CommandLine(new org.sharp4j.tuner.Sharp4jCli());

@@ -119,6 +119,41 @@ class TuneTableTest {
     }
 
     @Test
+    void whereSharpWinsItsPipelineDepthIsChosenByNoiseAndWritten() {
+        List<Measurement> ms = new ArrayList<>();
+        ms.add(m(4, 1, AR, "inter", "knomial:radix=2", 8, 10, 0.01));
+        ms.add(m(4, 1, AR, "inter", "sharp", 8, 2, 0.01));
+        ms.add(m(4, 1, AR, "inter", "knomial:radix=2", 16384, 30, 0.01));
+        ms.add(m(4, 1, AR, "inter", "sharp", 16384, 10, 0.01));
+        ms.add(m(4, 1, AR, "inter", "sharp:pipeline=2", 16384, 9.8, 0.01)); // within 5 %: the default depth stays
+        ms.add(m(4, 1, AR, "inter", "knomial:radix=2", 65536, 80, 0.01));
+        ms.add(m(4, 1, AR, "inter", "sharp", 65536, 40, 0.01));
+        ms.add(m(4, 1, AR, "inter", "sharp:pipeline=2", 65536, 20, 0.01));
+        ms.add(m(4, 1, AR, "inter", "sharp:pipeline=8", 65536, 30, 0.01));
+        ms.add(m(4, 1, AR, "inter", "knomial:radix=2", 262144, 100, 0.01));
+        ms.add(m(4, 1, AR, "inter", "sra:radix=2", 262144, 90, 0.01));
+        ms.add(m(4, 1, AR, "inter", "sharp", 262144, 200, 0.01));
+        ms.add(m(4, 1, AR, "inter", "sharp:pipeline=2", 262144, 85, 0.01)); // a depth never brings SHARP back after the host won
+        List<TuneTable.Choice> cs = TuneTable.choose(ms, TuneTable.GUARD);
+        assertEquals(List.of("sharp", "sharp", "sharp:pipeline=2", "sra:radix=2"), cs.stream().map(TuneTable.Choice::candidate).toList());
+        assertTrue(cs.get(1).note().contains("sharp within noise of sharp:pipeline=2"), cs.get(1).note());
+        List<String> sec = TuneTable.section(ms, 4, 1, TuneTable.GUARD);
+        assertTrue(sec.contains("allreduce:0-64k:sharp") && sec.contains("allreduce:64k-256k:sharp:pipeline=2")
+                && sec.contains("allreduce:256k-inf:sra:radix=2"), sec.toString());
+        CompiledTable t = TuningTable.builtIn().withFileLines(sec, "s").compile(4, 1);
+        assertEquals(262144, t.sharpMaxBytes(AR), "one SHARP prefix over both depths");
+        assertEquals(CompiledTable.DEFAULT_SHARP_PIPELINE, t.sharpPipeline(AR, 16384));
+        assertEquals(2, t.sharpPipeline(AR, 65536));
+        assertEquals(Algorithm.SRA, t.interAlgorithm(AR, 262144));
+        // once a depth won, it is the incumbent of the next size
+        ms.add(m(4, 1, AR, "inter", "knomial:radix=2", 131072, 90, 0.01));
+        ms.add(m(4, 1, AR, "inter", "sharp", 131072, 50, 0.01));
+        ms.add(m(4, 1, AR, "inter", "sharp:pipeline=2", 131072, 40, 0.01));
+        ms.add(m(4, 1, AR, "inter", "sharp:pipeline=8", 131072, 39, 0.01));
+        assertEquals("sharp:pipeline=2", TuneTable.choose(ms, TuneTable.GUARD).get(3).candidate());
+    }
+
+    @Test
     void runsAtTwoShapesMergeIntoOneFileThatKeepsOtherSections(@TempDir Path dir) throws Exception {
         Path table = dir.resolve("t.txt");
         Files.write(table, List.of("# by hand", "reduce:0-inf:tiled", "[modelled]", "allreduce:0-inf:nodes=64-inf:sra:radix=8"));

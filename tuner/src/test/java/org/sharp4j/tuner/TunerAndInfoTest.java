@@ -161,4 +161,27 @@ class TunerAndInfoTest {
         return cand.startsWith("tree") ? IntraNodeAlgorithm.TREE : cand.equals("exchange") ? IntraNodeAlgorithm.EXCHANGE
                 : IntraNodeAlgorithm.TILED;
     }
+
+    @Test
+    void sharpPipelineDepthsAreCandidatesAboveOneOperationUnlessThePropertyFixesTheDepth() {
+        Tuner.Options o = new Tuner.Options();
+        List<String> notes = new ArrayList<>();
+        List<Tuner.Candidate> cs = Tuner.candidates(o, 4, 1, "SHARP (emulator)", notes);
+        List<String> sharp = cs.stream().map(Tuner.Candidate::name).filter(n -> n.startsWith("sharp")).toList();
+        assertEquals(List.of("sharp", "sharp:pipeline=1", "sharp:pipeline=2", "sharp:pipeline=8"), sharp, "4 is the plain sharp");
+        Tuner.Candidate two = cs.stream().filter(c -> c.name().equals("sharp:pipeline=2")).findFirst().orElseThrow();
+        assertEquals("allreduce,reduce:0-inf:sharp:pipeline=2", two.forcing());
+        assertEquals(List.of(16384L, 65536L, 262144L),
+                java.util.Arrays.stream(Tuner.sizes(o, two, Collective.ALLREDUCE)).boxed().toList(), "from pipelineMin (8 KiB) up");
+        assertTrue(Tuner.candidates(o, 4, 1, "UCX k-nomial", new ArrayList<>()).stream().noneMatch(c -> c.name().startsWith("sharp")));
+        System.setProperty("sharp4j.sharp.pipeline", "2");
+        try {
+            List<String> fixed = new ArrayList<>();
+            assertEquals(List.of("sharp"), Tuner.candidates(o, 4, 1, "SHARP", fixed).stream().map(Tuner.Candidate::name)
+                    .filter(n -> n.startsWith("sharp")).toList());
+            assertTrue(fixed.stream().anyMatch(n -> n.contains("sharp4j.sharp.pipeline=2 overrides")), fixed.toString());
+        } finally {
+            System.clearProperty("sharp4j.sharp.pipeline");
+        }
+    }
 }
