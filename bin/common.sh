@@ -18,7 +18,7 @@ sharp4j_prepare() {
   # the main jar, not its -sources/-javadoc companions (mvn package/verify writes those too)
   jar=$(ls "$target"/sharp4j-osu-bench-*.jar 2>/dev/null | grep -v -E -- '-(sources|javadoc|tests)\.jar$' | head -n 1 || true)
   if [ -z "$jar" ] || [ ! -d "$target/lib" ] || \
-     [ -n "$(find "$top"/tuning "$top"/hierarchy "$top"/fallback "$top"/sharp-jni "$top"/mpi "$top"/osu-bench \( -path '*/src/main/*' -o -path '*/src/mpi/*' \) -newer "$jar" -print -quit 2>/dev/null)" ]; then
+     [ -n "$(find "$top"/tuning "$top"/hierarchy "$top"/fallback "$top"/sharp-jni "$top"/logplot "$top"/tuner "$top"/mpi "$top"/osu-bench \( -path '*/src/main/*' -o -path '*/src/mpi/*' \) -newer "$jar" -print -quit 2>/dev/null)" ]; then
     echo "$me: building (mvn -q -DskipTests package -pl osu-bench -am) ..." >&2
     (cd "$top" && mvn -B -q -DskipTests package -pl osu-bench -am) >&2
     jar=$(ls "$target"/sharp4j-osu-bench-*.jar | grep -v -E -- '-(sources|javadoc|tests)\.jar$' | head -n 1)

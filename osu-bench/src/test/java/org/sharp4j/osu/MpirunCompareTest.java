@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.sharp4j.tuner.Procs;
 
 /**
  * {@code --compare mpi} and {@code --backend mpi} end to end under mpirun with 2 ranks, as the
@@ -18,27 +19,18 @@ import org.junit.jupiter.api.Test;
  * missing (run .ci/setup-mpi.sh).
  */
 class MpirunCompareTest {
-    static final Path ENV_SCRIPT = Path.of("..", ".ci", "mpi-env.sh");
     static Path mpirun;
-    static String mpiJar = "/usr/lib/x86_64-linux-gnu/openmpi/lib/mpi.jar";
-    static String mpirunFlags = "--allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader";
-    static String javaOpts = "-Djava.library.path=/usr/lib/x86_64-linux-gnu --enable-native-access=ALL-UNNAMED";
+    static String mpiJar;
+    static String mpirunFlags;
+    static String javaOpts;
 
     @BeforeAll
     static void environment() throws Exception {
-        if (Files.isRegularFile(ENV_SCRIPT)) {
-            // the one place that says how to run Open MPI Java ranks here
-            Procs.Result env = Procs.run(List.of("bash", "-c",
-                    "source \"$0\" && printf '%s\\n%s\\n%s\\n' \"$MPI_JAR\" \"$MPIRUN_FLAGS\" \"$MPI_JAVA_OPTS\"",
-                    ENV_SCRIPT.toString()), 30);
-            String[] v = env.out().split("\\R");
-            if (env.exit() == 0 && v.length >= 3) {
-                mpiJar = v[0];
-                mpirunFlags = v[1];
-                javaOpts = v[2];
-            }
-        }
-        mpirun = Procs.onPath("mpirun");
+        Procs.MpiEnv env = Procs.mpiEnv();
+        mpirun = env.mpirun();
+        mpiJar = env.mpiJar();
+        mpirunFlags = env.mpirunFlags();
+        javaOpts = env.javaOpts();
     }
 
     static void assumeMpi() {

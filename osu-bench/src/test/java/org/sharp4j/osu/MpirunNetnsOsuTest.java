@@ -19,6 +19,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.sharp4j.tuner.Procs;
 
 /**
  * The OSU Allreduce port with {@code -c} under mpirun across three "hosts" on this machine: the

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.sharp4j.tuner.Procs;
 
 /**
  * sharp4j under Slurm, as on a cluster: {@code .ci/slurm-rig.sh} runs slurmctld in the root
@@ -241,7 +242,7 @@ class SlurmNetnsOsuTest {
         Files.createDirectories(dir);
         Path table = dir.resolve("tuned.txt");
         try {
-            Procs.Result r = srun("pmix", "org.sharp4j.osu.tune.Sharp4jCli", "tune", "-o", table.toString(), "--quick", "--collectives",
+            Procs.Result r = srun("pmix", "org.sharp4j.tuner.Sharp4jCli", "tune", "-o", table.toString(), "--quick", "--collectives",
                     "allreduce,barrier", "--sizes", "8", "--radices", "2", "--inter-radices", "2", "--iterations", "20", "--max-rounds", "2",
                     "--budget", "60s");
             assertEquals(0, r.exit(), r::toString);

@@ -161,6 +161,7 @@ public final class SharpProvider implements InterNodeProvider {
             mine[4] = team.featureMask;
             mine[5] = team.tagDtypes;
             mine[6] = s.chunkBytes >= 0 ? s.chunkBytes : team.payload;
+            mine[PIPELINE_WORD] = s.pipeline > 0 ? s.pipeline : Long.MAX_VALUE; // unset: the table's
             for (Collective c : Collective.values()) {
                 long fromTable = table.sharpMaxBytes(c) - 1;
                 mine[7 + c.ordinal()] = s.maxBytes >= 0 ? s.maxBytes
@@ -200,6 +201,8 @@ public final class SharpProvider implements InterNodeProvider {
             maxBytes[c.ordinal()] = agreed[7 + c.ordinal()];
         }
         int chunk = (int) Math.max(8, Math.min(Math.min(agreed[6], payload), SharpTeam.WINDOW) & ~7L);
+        // sharp4j.sharp.pipeline where some leader set it (the smallest), else the table's per call (the same job-wide)
+        int pipeline = agreed[PIPELINE_WORD] == Long.MAX_VALUE ? 0 : (int) agreed[PIPELINE_WORD];
         long sat = (agreed[4] & SharpAbi.FEATURE_SAT) != 0 ? satThreshold() : Long.MAX_VALUE;
         if (boot.rank() == ctx.nodeLeaders()[0]) {
             LOG.debug("sharp4j: SHARP team of {} node leaders from {} (job id {}): dtypes 0x{}, ops 0x{}, payload {} B, "
@@ -209,7 +212,7 @@ public final class SharpProvider implements InterNodeProvider {
         }
         int[] leaders = ctx.nodeLeaders();
         return new SharpStep((RecoverableStep) hostPath, team, ctx.waiter(), dtypes, ops, maxBytes, s.maxFailures, node, nodes,
-                leaders[(node + 1) % nodes], ctx.config().slotBytes(), chunk, s.pipeline, sat);
+                leaders[(node + 1) % nodes], ctx.config().slotBytes(), chunk, pipeline, table, sat);
     }
 
     /**
@@ -296,8 +299,12 @@ public final class SharpProvider implements InterNodeProvider {
         return hostPath;
     }
 
-    /** Words of the setup allgather: job id, dtypes, ops, payload, features, tag dtypes, chunk, max bytes per collective. */
-    private static final int SHARED_WORDS = 7 + Collective.values().length;
+    /**
+     * Words of the setup allgather: job id, dtypes, ops, payload, features, tag dtypes, chunk, max bytes per collective,
+     * sharp4j.sharp.pipeline (Long.MAX_VALUE where unset).
+     */
+    private static final int PIPELINE_WORD = 7 + Collective.values().length;
+    private static final int SHARED_WORDS = PIPELINE_WORD + 1;
     private static final int HEADER = 8 * SHARED_WORDS;
 
     private static byte[] encode(String err, long... words) {

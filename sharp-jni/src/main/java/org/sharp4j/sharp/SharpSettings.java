@@ -19,7 +19,9 @@ import org.sharp4j.tuning.Sizes;
  *   <tr><td>sharp4j.sharp.chunk.bytes</td><td>bytes per SHARP operation of a long message (default: the
  *       payload, max_osts x user_data_per_ost; at most that and 1 MiB; rounded down to 8 bytes). The
  *       smallest value over the node leaders applies, so every leader cuts a call alike.</td></tr>
- *   <tr><td>sharp4j.sharp.pipeline</td><td>SHARP operations of one call in flight at once (default 4, 1..8)</td></tr>
+ *   <tr><td>sharp4j.sharp.pipeline</td><td>SHARP operations of one call in flight at once (1..8; overrides the
+ *       tuning table's {@code sharp:pipeline=D}, which defaults to 4). The smallest value over the node leaders that
+ *       set it applies.</td></tr>
  *   <tr><td>sharp4j.sharp.min.nodes</td><td>use SHARP only with at least this many nodes (default 2)</td></tr>
  *   <tr><td>sharp4j.sharp.max.failures</td><td>failed SHARP operations after which SHARP is switched off for the
  *       job (default 3; 0: never)</td></tr>
@@ -37,8 +39,8 @@ public final class SharpSettings {
     public static final String MAX_FAILURES = "sharp4j.sharp.max.failures";
     public static final String CHUNK_BYTES = "sharp4j.sharp.chunk.bytes";
     public static final String PIPELINE = "sharp4j.sharp.pipeline";
-    /** Most operations of one call in flight: well below the 16 a switch group (and the emulator) keeps apart. */
-    public static final int MAX_PIPELINE = 8;
+    /** Most operations of one call in flight (the tuning table's bound for {@code pipeline=}). */
+    public static final int MAX_PIPELINE = org.sharp4j.tuning.Rule.MAX_PIPELINE;
 
     public final Mode mode;
     /** Null when unset. */
@@ -50,6 +52,7 @@ public final class SharpSettings {
     public final int maxFailures;
     /** -1: the payload. */
     public final long chunkBytes;
+    /** -1: the tuning table's (its default 4). */
     public final int pipeline;
 
     private SharpSettings(Mode mode, String lib, long maxBytes, int minNodes, int maxFailures, long chunkBytes, int pipeline) {
@@ -100,8 +103,8 @@ public final class SharpSettings {
                 throw new IllegalArgumentException(CHUNK_BYTES + " must be at least 8 bytes, got '" + cb + "'");
             }
         }
-        int pipeline = intProp(p, PIPELINE, 4);
-        if (pipeline < 1 || pipeline > MAX_PIPELINE) {
+        int pipeline = intProp(p, PIPELINE, -1); // unset: the tuning table's
+        if (pipeline != -1 && (pipeline < 1 || pipeline > MAX_PIPELINE)) {
             throw new IllegalArgumentException(PIPELINE + " must be in 1.." + MAX_PIPELINE + ", got " + pipeline);
         }
         return new SharpSettings(mode, lib, maxBytes, minNodes, maxFailures, chunk, pipeline);
@@ -123,7 +126,7 @@ public final class SharpSettings {
     public String toString() {
         return MODE + "=" + mode.name().toLowerCase(Locale.ROOT) + (lib != null ? ", " + LIB + "=" + lib : "")
                 + (maxBytes >= 0 ? ", " + MAX_BYTES + "=" + maxBytes : "") + ", " + MIN_NODES + "=" + minNodes + ", "
-                + MAX_FAILURES + "=" + maxFailures + (chunkBytes >= 0 ? ", " + CHUNK_BYTES + "=" + chunkBytes : "") + ", "
-                + PIPELINE + "=" + pipeline;
+                + MAX_FAILURES + "=" + maxFailures + (chunkBytes >= 0 ? ", " + CHUNK_BYTES + "=" + chunkBytes : "")
+                + (pipeline > 0 ? ", " + PIPELINE + "=" + pipeline : "");
     }
 }

@@ -11,6 +11,7 @@ import org.sharp4j.shm.Waiter;
 import org.sharp4j.spi.InterNodeStep;
 import org.sharp4j.spi.RecoverableStep;
 import org.sharp4j.tuning.Collective;
+import org.sharp4j.tuning.CompiledTable;
 import org.sharp4j.spi.Warnings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -117,6 +118,8 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
     static final AtomicLong HOST_MESSAGES_ON_SUCCESS = new AtomicLong();
     /** Operations posted with streaming aggregation (only chunks of SAT size: the count costs nothing per small call). */
     static final AtomicLong STREAMING_OPS = new AtomicLong();
+    /** The most operations of one call seen in flight at once on any leader (tests: the pipeline depth in force). */
+    static final AtomicLong MOST_IN_FLIGHT = new AtomicLong();
 
     private final RecoverableStep host;
     private final SharpTeam team;
@@ -147,9 +150,15 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
     private final int chunkBytes;
     /** Whether some call SHARP takes needs more than one operation (cap > chunkBytes). */
     private final boolean multiOp;
-    /** Operations of one call in flight at once, and their handles by operation index mod depth. */
-    private final int depth;
-    private final long[] inflight;
+    /**
+     * Operations of one call in flight at once: sharp4j.sharp.pipeline as the leaders agreed it (0: unset), else the
+     * tuning table's {@code pipeline=} for the call (the same table job-wide); {@link #depth} is the current call's.
+     */
+    private final int depthOverride;
+    private final CompiledTable table;
+    private int depth;
+    /** Handles of the current call's operations in flight, by operation index mod depth. */
+    private final long[] inflight = new long[SharpSettings.MAX_PIPELINE];
     /** Streaming aggregation for operations of at least satBytes (capabilities report SAT; else MAX_VALUE). */
     private final long satBytes;
     /** The descriptor check of a multi-operation call: 2 (LONG value, INT tag) pairs in, 2 out. */
@@ -181,17 +190,20 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
     SharpStep(RecoverableStep host, SharpTeam team, Waiter waiter, long dtypeMask, long opMask, long[] maxBytes,
             int maxFailures, int node, int nodes, int nextLeaderRank) {
         this(host, team, waiter, dtypeMask, opMask, maxBytes, maxFailures, node, nodes, nextLeaderRank, Integer.MAX_VALUE,
-                (int) Math.min(SharpTeam.WINDOW, Math.max(8, team.payload & ~7L)), 4, Long.MAX_VALUE);
+                (int) Math.min(SharpTeam.WINDOW, Math.max(8, team.payload & ~7L)), CompiledTable.DEFAULT_SHARP_PIPELINE, null,
+                Long.MAX_VALUE);
     }
 
     /**
      * @param slotBytes the largest phase-3 message the engine hands over (its slot)
      * @param chunkBytes bytes per SHARP operation, a multiple of 8, at most {@link SharpTeam#WINDOW}; the same on every leader
-     * @param depth operations in flight, 1..{@link SharpSettings#MAX_PIPELINE}
+     * @param depth operations in flight, 1..{@link SharpSettings#MAX_PIPELINE}, the same on every leader; 0: the table's per call
+     * @param table the job's compiled tuning table (its sharp rules' {@code pipeline=}), used where depth is 0
      * @param satBytes streaming aggregation from this operation size on (Long.MAX_VALUE: never)
      */
     SharpStep(RecoverableStep host, SharpTeam team, Waiter waiter, long dtypeMask, long opMask, long[] maxBytes,
-            int maxFailures, int node, int nodes, int nextLeaderRank, int slotBytes, int chunkBytes, int depth, long satBytes) {
+            int maxFailures, int node, int nodes, int nextLeaderRank, int slotBytes, int chunkBytes, int depth, CompiledTable table,
+            long satBytes) {
         this.host = host;
         this.team = team;
         this.waiter = waiter;
@@ -224,8 +236,13 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
             }
         }
         this.multiOp = canCheck && cap > chunkBytes;
-        this.depth = depth;
-        this.inflight = new long[depth];
+        if (depth < 0 || depth > SharpSettings.MAX_PIPELINE || (depth == 0 && table == null)) {
+            throw new IllegalArgumentException("SHARP pipeline depth " + depth + ": 1.." + SharpSettings.MAX_PIPELINE
+                    + ", or 0 with a tuning table");
+        }
+        this.depthOverride = depth;
+        this.table = table;
+        this.depth = depth > 0 ? depth : CompiledTable.DEFAULT_SHARP_PIPELINE;
         this.satBytes = satBytes;
         this.check = ByteBuffer.allocateDirect(64).order(ByteOrder.nativeOrder());
         this.checkAddr = SharpTeam.address(check);
@@ -297,6 +314,7 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
         final long sent0 = host.messagesSent();
         try {
             int ops = operations(c, count, t);
+            depth = depthFor(c, bytes);
             int rc = sharp(c, buf, off, count, t, op, desc, cur, ops);
             if (rc == 0) {
                 if (bytes > 0) {
@@ -321,6 +339,11 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
         } finally {
             current = -1;
         }
+    }
+
+    /** Operations of call (c, bytes) in flight at once: the same on every leader (agreed setting, or the job-wide table). */
+    int depthFor(Collective c, long bytes) {
+        return depthOverride > 0 ? depthOverride : table.sharpPipeline(c, bytes);
     }
 
     /**
@@ -355,6 +378,9 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
                     return rc;
                 }
                 inflight[(posted - 1) % w] = team.handle();
+            }
+            if (posted - done > MOST_IN_FLIGHT.get()) {
+                MOST_IN_FLIGHT.accumulateAndGet(posted - done, Math::max);
             }
             long h = inflight[done % w];
             if (!await(h)) {

@@ -18,7 +18,10 @@ public enum Algorithm {
     TREE(true, true, false),
     /** Tiled reduce-scatter + read-out inside the node; parameter {@code chunk}. */
     TILED(true, false, true),
-    /** SHARP in-network aggregation between nodes (no parameters). */
+    /**
+     * SHARP in-network aggregation between nodes; parameter {@code pipeline}: operations of one long call
+     * in flight at once (1..{@link Rule#MAX_PIPELINE}).
+     */
     SHARP(false, false, false),
     /** Host k-nomial (recursive k-ing) between node leaders; parameter {@code radix}. */
     KNOMIAL(false, true, false),
@@ -45,6 +48,10 @@ public enum Algorithm {
 
     public boolean takesChunk() {
         return takesChunk;
+    }
+
+    public boolean takesPipeline() {
+        return this == SHARP;
     }
 
     public String key() {

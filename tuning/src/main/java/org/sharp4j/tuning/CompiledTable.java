@@ -15,6 +15,8 @@ public final class CompiledTable {
     public static final int DEFAULT_TREE_RADIX = IntraNodeTuning.DEFAULT_TREE_RADIX;
     public static final int DEFAULT_KNOMIAL_RADIX = 4;
     public static final int DEFAULT_SRA_RADIX = 4;
+    /** SHARP operations of one call in flight where neither a rule's {@code pipeline=} nor {@code sharp4j.sharp.pipeline} says. */
+    public static final int DEFAULT_SHARP_PIPELINE = 4;
 
     private final int nodes;
     private final int ppn;
@@ -29,6 +31,7 @@ public final class CompiledTable {
     private final long[][] interStart;
     private final Algorithm[][] interAlg;
     private final int[][] interRadix;
+    private final int[][] interPipeline;
     private final String[][] interOrigin;
 
     /** Builds from the painted segments; called by {@link TuningTable#compile}. */
@@ -44,6 +47,7 @@ public final class CompiledTable {
         interStart = new long[n][];
         interAlg = new Algorithm[n][];
         interRadix = new int[n][];
+        interPipeline = new int[n][];
         interOrigin = new String[n][];
         intraProv = new String[n][];
         interProv = new String[n][];
@@ -68,6 +72,7 @@ public final class CompiledTable {
             interStart[c] = new long[b.size()];
             interAlg[c] = new Algorithm[b.size()];
             interRadix[c] = new int[b.size()];
+            interPipeline[c] = new int[b.size()];
             interOrigin[c] = new String[b.size()];
             interProv[c] = new String[b.size()];
             for (int i = 0; i < b.size(); i++) {
@@ -75,6 +80,7 @@ public final class CompiledTable {
                 interStart[c][i] = s.lo;
                 interAlg[c][i] = s.alg;
                 interRadix[c][i] = s.radix;
+                interPipeline[c][i] = s.pipeline;
                 interOrigin[c][i] = s.origin;
                 interProv[c][i] = s.provenance;
             }
@@ -88,26 +94,29 @@ public final class CompiledTable {
         final Algorithm alg;
         final int radix;
         final int chunk;
+        /** SHARP operations in flight, {@link Rule#UNSET} for the default. */
+        final int pipeline;
         final String origin;
         /** Where the choice comes from, in words: built in, measured on this cluster, modelled, table file, ... */
         final String provenance;
 
-        Seg(long lo, long hi, Algorithm alg, int radix, int chunk, String origin, String provenance) {
+        Seg(long lo, long hi, Algorithm alg, int radix, int chunk, int pipeline, String origin, String provenance) {
             this.lo = lo;
             this.hi = hi;
             this.alg = alg;
             this.radix = radix;
             this.chunk = chunk;
+            this.pipeline = pipeline;
             this.origin = origin;
             this.provenance = provenance;
         }
 
         Seg range(long l, long h) {
-            return new Seg(l, h, alg, radix, chunk, origin, provenance);
+            return new Seg(l, h, alg, radix, chunk, pipeline, origin, provenance);
         }
 
         boolean sameChoice(Seg o) {
-            return alg == o.alg && radix == o.radix && chunk == o.chunk && origin.equals(o.origin) && provenance.equals(o.provenance);
+            return alg == o.alg && radix == o.radix && chunk == o.chunk && pipeline == o.pipeline && origin.equals(o.origin) && provenance.equals(o.provenance);
         }
     }
 
@@ -192,6 +201,15 @@ public final class CompiledTable {
         return interRadix[c.ordinal()][find(interStart[c.ordinal()], bytes)];
     }
 
+    /**
+     * SHARP operations of one call in flight for a call SHARP takes: the {@code pipeline=} of the sharp rule
+     * that applies, else {@link #DEFAULT_SHARP_PIPELINE} (sharp4j.sharp.pipeline, where set, overrides both).
+     */
+    public int sharpPipeline(Collective c, long bytes) {
+        int p = interPipeline[c.ordinal()][find(interStart[c.ordinal()], bytes)];
+        return p != Rule.UNSET ? p : DEFAULT_SHARP_PIPELINE;
+    }
+
     public String interOrigin(Collective c, long bytes) {
         return interOrigin[c.ordinal()][find(interStart[c.ordinal()], bytes)];
     }
@@ -241,7 +259,8 @@ public final class CompiledTable {
             }
             for (int i = 0; i < interStart[k].length; i++) {
                 long hi = i + 1 < interStart[k].length ? interStart[k][i + 1] : Long.MAX_VALUE;
-                String p = interAlg[k][i] == Algorithm.SHARP ? "" : " radix=" + interRadix[k][i];
+                String p = interAlg[k][i] != Algorithm.SHARP ? " radix=" + interRadix[k][i]
+                        : interPipeline[k][i] != Rule.UNSET ? " pipeline=" + interPipeline[k][i] : "";
                 out.add(String.format("%-9s inter %-13s %-19s <- %s  [%s]", name, Sizes.format(interStart[k][i]) + "-" + Sizes.format(hi),
                         interAlg[k][i].key() + p, interOrigin[k][i], interProv[k][i]));
             }

@@ -13,11 +13,13 @@ import java.util.Set;
  * algorithm an earlier rule chose (e.g. {@code all:0-inf:radix=4}).
  *
  * <p>Syntax (see {@link TuningTable} for the whole format):
- * <pre>  COLLECTIVES:LO-HI[:nodes=A-B][:ppn=A-B][:ALGORITHM][:radix=K][:chunk=SIZE]</pre>
+ * <pre>  COLLECTIVES:LO-HI[:nodes=A-B][:ppn=A-B][:ALGORITHM][:radix=K][:chunk=SIZE][:pipeline=D]</pre>
  */
 public final class Rule {
     public static final int UNSET = 0;
     public static final int MAX_RADIX = 64;
+    /** Most SHARP operations of one call in flight: well below the 16 a switch group (and the emulator) keeps apart. */
+    public static final int MAX_PIPELINE = 8;
 
     private final Set<Collective> collectives;
     private final long minBytes;
@@ -29,6 +31,7 @@ public final class Rule {
     private final Algorithm algorithm;
     private final int radix;
     private final int chunk;
+    private final int pipeline;
     private final String origin;
     private final Provenance provenance;
 
@@ -63,11 +66,23 @@ public final class Rule {
 
     public Rule(Set<Collective> collectives, long minBytes, long maxBytes, int minNodes, int maxNodes, int minPpn, int maxPpn,
             Algorithm algorithm, int radix, int chunk, String origin, Provenance provenance) {
+        this(collectives, minBytes, maxBytes, minNodes, maxNodes, minPpn, maxPpn, algorithm, radix, chunk, UNSET, origin, provenance);
+    }
+
+    /** @param pipeline SHARP operations in flight (1..{@link #MAX_PIPELINE}), or {@link #UNSET} */
+    public Rule(Set<Collective> collectives, long minBytes, long maxBytes, int minNodes, int maxNodes, int minPpn, int maxPpn,
+            Algorithm algorithm, int radix, int chunk, int pipeline, String origin, Provenance provenance) {
         if (collectives.isEmpty()) {
             throw new IllegalArgumentException("a rule needs at least one collective");
         }
         if (minBytes < 0 || maxBytes <= minBytes) {
             throw new IllegalArgumentException("empty size range " + minBytes + "-" + maxBytes);
+        }
+        if (pipeline != UNSET && (pipeline < 1 || pipeline > MAX_PIPELINE)) {
+            throw new IllegalArgumentException("pipeline must be in 1.." + MAX_PIPELINE + ", got " + pipeline);
+        }
+        if (pipeline != UNSET && algorithm != null && !algorithm.takesPipeline()) {
+            throw new IllegalArgumentException(algorithm.key() + " takes no pipeline");
         }
         this.collectives = EnumSet.copyOf(collectives);
         this.minBytes = minBytes;
@@ -79,13 +94,15 @@ public final class Rule {
         this.algorithm = algorithm;
         this.radix = radix;
         this.chunk = chunk;
+        this.pipeline = pipeline;
         this.origin = origin;
         this.provenance = provenance;
     }
 
     /** A copy with another origin (where it came from, for {@code sharp4j info}). */
     public Rule withOrigin(String o) {
-        return new Rule(collectives, minBytes, maxBytes, minNodes, maxNodes, minPpn, maxPpn, algorithm, radix, chunk, o, provenance);
+        return new Rule(collectives, minBytes, maxBytes, minNodes, maxNodes, minPpn, maxPpn, algorithm, radix, chunk, pipeline, o,
+                provenance);
     }
 
     /** Measured or modelled (from the section of a table file), or null. */
@@ -140,7 +157,7 @@ public final class Rule {
         if (algorithm != null) {
             return algorithm.intraNode();
         }
-        return true; // radix/chunk patches apply to both layers where the algorithm takes them
+        return true; // radix/chunk/pipeline patches apply to both layers where the algorithm takes them
     }
 
     public int radix() {
@@ -149,6 +166,11 @@ public final class Rule {
 
     public int chunk() {
         return chunk;
+    }
+
+    /** SHARP operations of one call in flight, or {@link #UNSET}. */
+    public int pipeline() {
+        return pipeline;
     }
 
     public String origin() {
@@ -183,6 +205,9 @@ public final class Rule {
         }
         if (chunk != UNSET) {
             f.add("chunk=" + Sizes.format(chunk));
+        }
+        if (pipeline != UNSET) {
+            f.add("pipeline=" + pipeline);
         }
         return String.join(":", f);
     }

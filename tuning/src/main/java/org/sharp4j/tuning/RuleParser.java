@@ -82,7 +82,7 @@ public final class RuleParser {
                         + nodes[1] + ", ppn=" + ppn[0] + "-" + ppn[1] + ")");
             }
             return new Rule(r.collectives(), r.minBytes(), r.maxBytes(), n0, n1, p0, p1, r.algorithm(), r.radix(), r.chunk(),
-                    r.origin(), provenance);
+                    r.pipeline(), r.origin(), provenance);
         }
     }
 
@@ -157,6 +157,7 @@ public final class RuleParser {
         Algorithm alg = null;
         int radix = Rule.UNSET;
         int chunk = Rule.UNSET;
+        int pipeline = Rule.UNSET;
         for (int i = 2; i < f.length; i++) {
             String g = f[i].trim();
             if (g.isEmpty()) {
@@ -220,11 +221,24 @@ public final class RuleParser {
                     }
                     chunk = (int) c;
                     break;
+                case "pipeline":
+                    if (pipeline != Rule.UNSET) {
+                        throw bad(where, line, text, "pipeline given twice");
+                    }
+                    try {
+                        pipeline = Integer.parseInt(val);
+                    } catch (NumberFormatException e) {
+                        throw bad(where, line, text, "pipeline is not a number: '" + val + "'");
+                    }
+                    if (pipeline < 1 || pipeline > Rule.MAX_PIPELINE) {
+                        throw bad(where, line, text, "pipeline must be in 1.." + Rule.MAX_PIPELINE + ", got " + pipeline);
+                    }
+                    break;
                 default:
-                    throw bad(where, line, text, "unknown parameter '" + key + "' (expected nodes, ppn, radix or chunk)");
+                    throw bad(where, line, text, "unknown parameter '" + key + "' (expected nodes, ppn, radix, chunk or pipeline)");
             }
         }
-        if (alg == null && radix == Rule.UNSET && chunk == Rule.UNSET) {
+        if (alg == null && radix == Rule.UNSET && chunk == Rule.UNSET && pipeline == Rule.UNSET) {
             throw bad(where, line, text, "no algorithm and no parameter: nothing to set");
         }
         if (alg != null && radix != Rule.UNSET && !alg.takesRadix()) {
@@ -233,6 +247,9 @@ public final class RuleParser {
         if (alg != null && chunk != Rule.UNSET && !alg.takesChunk()) {
             throw bad(where, line, text, alg.key() + " takes no chunk");
         }
+        if (alg != null && pipeline != Rule.UNSET && !alg.takesPipeline()) {
+            throw bad(where, line, text, alg.key() + " takes no pipeline (only sharp does)");
+        }
         if (alg == Algorithm.TILED && colls.contains(Collective.BARRIER)) {
             if (colls.size() == 1) {
                 throw bad(where, line, text, "barrier moves no data: tiled does not apply (use tree)");
@@ -240,7 +257,7 @@ public final class RuleParser {
             colls.remove(Collective.BARRIER); // all:...:tiled means the data collectives
         }
         return new Rule(colls, size[0], size[1], nodes == null ? 1 : nodes[0], nodes == null ? Integer.MAX_VALUE : nodes[1],
-                ppn == null ? 1 : ppn[0], ppn == null ? Integer.MAX_VALUE : ppn[1], alg, radix, chunk, origin);
+                ppn == null ? 1 : ppn[0], ppn == null ? Integer.MAX_VALUE : ppn[1], alg, radix, chunk, pipeline, origin, null);
     }
 
     private static Set<Collective> parseCollectives(String s, String where, int line, String text) {

@@ -28,7 +28,7 @@ import java.util.Properties;
  * <p><b>Format.</b> One rule a line in files ({@code #} to the end of a line is a comment, blank
  * lines are ignored); {@code #}-separated in the override string. A rule is colon-separated:
  * <pre>
- *   COLLECTIVES : LO-HI [: nodes=A-B] [: ppn=A-B] [: ALGORITHM] [: radix=K] [: chunk=SIZE]
+ *   COLLECTIVES : LO-HI [: nodes=A-B] [: ppn=A-B] [: ALGORITHM] [: radix=K] [: chunk=SIZE] [: pipeline=D]
  * </pre>
  * <ul>
  *   <li>COLLECTIVES: {@code allreduce}, {@code reduce}, {@code barrier}, a comma list, or {@code all};</li>
@@ -38,8 +38,9 @@ import java.util.Properties;
  *       is ignored for other job shapes (default: any);</li>
  *   <li>ALGORITHM: intra-node {@code tree} (param radix, 2..64) or {@code tiled} (param chunk,
  *       multiple of 64 bytes, default and maximum the slot size {@code sharp4j.slot.bytes});
- *       inter-node {@code sharp}, {@code knomial} (radix), {@code sra} (radix). The SHARP size limit is
- *       the HI of the sharp rule, the minimum node count its {@code nodes=A-inf};</li>
+ *       inter-node {@code sharp} (param pipeline: SHARP operations of one long call in flight, 1..8, default 4;
+ *       the property {@code sharp4j.sharp.pipeline} overrides it), {@code knomial} (radix), {@code sra} (radix).
+ *       The SHARP size limit is the HI of the sharp rule, the minimum node count its {@code nodes=A-inf};</li>
  *   <li>a rule without ALGORITHM sets only parameters, on whatever algorithm applies there.</li>
  * </ul>
  * <b>Sections</b> (files only): a line {@code [nodes=A-B:ppn=A-B:measured]} applies its shape to the
@@ -271,9 +272,9 @@ public final class TuningTable {
         List<List<CompiledTable.Seg>> inter = new ArrayList<>();
         for (Collective c : Collective.values()) {
             List<CompiledTable.Seg> a = new ArrayList<>();
-            a.add(new CompiledTable.Seg(0, Long.MAX_VALUE, Algorithm.TREE, CompiledTable.DEFAULT_TREE_RADIX, 0, "default", "default"));
+            a.add(new CompiledTable.Seg(0, Long.MAX_VALUE, Algorithm.TREE, CompiledTable.DEFAULT_TREE_RADIX, 0, Rule.UNSET, "default", "default"));
             List<CompiledTable.Seg> b = new ArrayList<>();
-            b.add(new CompiledTable.Seg(0, Long.MAX_VALUE, Algorithm.KNOMIAL, CompiledTable.DEFAULT_KNOMIAL_RADIX, 0, "default", "default"));
+            b.add(new CompiledTable.Seg(0, Long.MAX_VALUE, Algorithm.KNOMIAL, CompiledTable.DEFAULT_KNOMIAL_RADIX, 0, Rule.UNSET, "default", "default"));
             for (Source s : sources) {
                 if (s == null) {
                     continue;
@@ -327,9 +328,10 @@ public final class TuningTable {
             if (r.algorithm() == null) {
                 boolean radixApplies = r.radix() != Rule.UNSET && s.alg.takesRadix();
                 boolean chunkApplies = r.chunk() != Rule.UNSET && s.alg.takesChunk();
-                if (radixApplies || chunkApplies) {
+                boolean pipelineApplies = r.pipeline() != Rule.UNSET && s.alg.takesPipeline();
+                if (radixApplies || chunkApplies || pipelineApplies) {
                     out.add(new CompiledTable.Seg(a, b, s.alg, radixApplies ? r.radix() : s.radix,
-                            chunkApplies ? r.chunk() : s.chunk, s.origin + "; " + origin,
+                            chunkApplies ? r.chunk() : s.chunk, pipelineApplies ? r.pipeline() : s.pipeline, s.origin + "; " + origin,
                             s.provenance.equals(prov) ? prov : s.provenance + "; " + prov));
                 } else {
                     out.add(s.range(a, b));
@@ -338,7 +340,8 @@ public final class TuningTable {
                 boolean same = s.alg == r.algorithm();
                 int radix = r.radix() != Rule.UNSET ? r.radix() : same ? s.radix : defaultRadix(r.algorithm());
                 int chunk = r.chunk() != Rule.UNSET ? r.chunk() : same ? s.chunk : 0;
-                out.add(new CompiledTable.Seg(a, b, r.algorithm(), radix, chunk, origin, prov));
+                int pipeline = r.pipeline() != Rule.UNSET ? r.pipeline() : same ? s.pipeline : Rule.UNSET;
+                out.add(new CompiledTable.Seg(a, b, r.algorithm(), radix, chunk, pipeline, origin, prov));
             }
             if (s.hi > hi) {
                 out.add(s.range(hi, s.hi));

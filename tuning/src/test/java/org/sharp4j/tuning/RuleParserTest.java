@@ -45,6 +45,18 @@ class RuleParserTest {
     }
 
     @Test
+    void sharpTakesAPipelineDepthThatRoundTrips() {
+        Rule r = RuleParser.parseRule("allreduce:64k-16M:sharp:pipeline=2", "t", 0, "o");
+        assertEquals(Algorithm.SHARP, r.algorithm());
+        assertEquals(2, r.pipeline());
+        assertEquals("allreduce:64k-16M:sharp:pipeline=2", r.toString());
+        Rule patch = RuleParser.parseRule("all:0-inf:pipeline=8", "t", 0, "o");
+        assertNull(patch.algorithm());
+        assertEquals(8, patch.pipeline());
+        assertEquals(Rule.UNSET, RuleParser.parseRule("allreduce:0-4k:sharp", "t", 0, "o").pipeline());
+    }
+
+    @Test
     void fileSkipsCommentsAndBlankLinesAndNamesLines(@TempDir Path dir) throws Exception {
         Path f = dir.resolve("t.txt");
         Files.writeString(f, "# a table\n\nallreduce:0-64:tiled   # forced\n  barrier:0-inf:tree:radix=4\n");
@@ -88,6 +100,12 @@ class RuleParserTest {
         "allreduce:0-4k:tiled:chunk=100|multiple of 64",
         "allreduce:0-4k:tiled:chunk=lots|chunk is not a size",
         "allreduce:0-4k:tiled:chunk=4k:chunk=8k|chunk given twice",
+        "allreduce:64k-16M:sharp:pipeline=0|pipeline must be in 1..8",
+        "allreduce:64k-16M:sharp:pipeline=9|pipeline must be in 1..8",
+        "allreduce:64k-16M:sharp:pipeline=deep|pipeline is not a number",
+        "allreduce:64k-16M:sharp:pipeline=2:pipeline=4|pipeline given twice",
+        "allreduce:64k-16M:knomial:pipeline=2|knomial takes no pipeline",
+        "allreduce:0-4k:tiled:pipeline=2|tiled takes no pipeline",
         "allreduce:0-4k:tree:nodes=0-4|nodes range must be",
         "allreduce:0-4k:tree:nodes=8-4|nodes range must be",
         "allreduce:0-4k:tree:nodes=a-4|nodes range is not",

@@ -131,6 +131,27 @@ class TuningTableTest {
     }
 
     @Test
+    void sharpPipelineDepthIsLookedUpPerSizeAndPatchedOnlyWhereSharpIs() {
+        CompiledTable t = TuningTable.builtIn().withOverride("allreduce:0-64k:sharp:pipeline=1#allreduce:64k-16M:sharp:pipeline=2"
+                + "#allreduce:16M-inf:sra:radix=2#reduce:0-1M:sharp", "t").compile(4, 1);
+        assertEquals(1, t.sharpPipeline(Collective.ALLREDUCE, 4096));
+        assertEquals(2, t.sharpPipeline(Collective.ALLREDUCE, 65536));
+        assertEquals(2, t.sharpPipeline(Collective.ALLREDUCE, (16 << 20) - 1));
+        assertEquals(CompiledTable.DEFAULT_SHARP_PIPELINE, t.sharpPipeline(Collective.REDUCE, 4096), "a sharp rule without pipeline=");
+        assertEquals(16L << 20, t.sharpMaxBytes(Collective.ALLREDUCE), "two sharp segments still make one SHARP prefix");
+        assertTrue(t.describe().stream().anyMatch(l -> l.matches("allreduce +inter +64k-16M +sharp pipeline=2 .*")), t.describe().toString());
+        // a parameter-only rule sets the depth of the SHARP segments it covers, and nothing on the host path
+        CompiledTable p = TuningTable.builtIn().withOverride("allreduce:0-1M:sharp#allreduce:1M-inf:sra:radix=2", "t")
+                .withFileLines(List.of("all:0-inf:pipeline=8"), "f").compile(4, 1);
+        assertEquals(CompiledTable.DEFAULT_SHARP_PIPELINE, p.sharpPipeline(Collective.ALLREDUCE, 4096), "the override paints over the file");
+        CompiledTable q = TuningTable.builtIn().withOverride("allreduce:0-1M:sharp#allreduce:1M-inf:sra:radix=2#all:0-inf:pipeline=8", "t")
+                .compile(4, 1);
+        assertEquals(8, q.sharpPipeline(Collective.ALLREDUCE, 4096));
+        assertEquals(Algorithm.SRA, q.interAlgorithm(Collective.ALLREDUCE, 2 << 20));
+        assertEquals(2, q.interRadix(Collective.ALLREDUCE, 2 << 20));
+    }
+
+    @Test
     void sizesFormatRoundTrips() {
         for (long v : new long[] {0, 1, 63, 1024, 16385, 1 << 20, 3L << 30, Long.MAX_VALUE}) {
             assertEquals(v, Sizes.parseBytes(Sizes.format(v)));

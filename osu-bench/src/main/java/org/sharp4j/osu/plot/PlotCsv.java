@@ -22,6 +22,7 @@ import org.knowm.xchart.CategoryChartBuilder;
 import org.knowm.xchart.internal.chartpart.Chart;
 import org.knowm.xchart.style.Styler.LegendLayout;
 import org.knowm.xchart.style.Styler.LegendPosition;
+import org.sharp4j.logplot.LogPlot;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -182,7 +183,7 @@ public final class PlotCsv implements Callable<Integer> {
             case OsuCsv.OMB_C:
                 return new Color(0, 158, 115);
             default:
-                return LogPlot.PALETTE[(3 + fallbackIndex) % LogPlot.PALETTE.length];
+                return LogPlot.palette(3 + fallbackIndex);
         }
     }
 

@@ -1,0 +1,187 @@
+package org.sharp4j.tuner;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.sharp4j.Config;
+import org.sharp4j.ThreadRanks;
+import org.sharp4j.bootstrap.Bootstrap;
+import org.sharp4j.bootstrap.ThreadBootstrap;
+import org.sharp4j.launch.Info;
+import org.sharp4j.tuning.Collective;
+import org.sharp4j.tuning.CompiledTable;
+import org.sharp4j.tuning.IntraNodeAlgorithm;
+import org.sharp4j.tuning.Rule;
+import org.sharp4j.tuning.RuleParser;
+
+/** The tuner end to end on thread ranks, its table loaded by the hierarchy, and {@code sharp4j info}. */
+class TunerAndInfoTest {
+    /** Runs the tuner on {@code n} thread ranks; returns rank 0's result and collects the points rank 0 hands its sink. */
+    static Tuner.Result sweep(int n, Config base, Tuner.Options o, Set<String> done, List<Measurement> sink) throws Exception {
+        List<Bootstrap> boots = ThreadBootstrap.group(n, 60_000);
+        AtomicReference<Tuner.Result> result = new AtomicReference<>();
+        List<Throwable> errors = new ArrayList<>();
+        List<Thread> ts = new ArrayList<>();
+        for (int r = 0; r < n; r++) {
+            Bootstrap b = boots.get(r);
+            Thread t = new Thread(() -> {
+                try {
+                    Tuner.Result res = Tuner.run(b, base, o, b.rank() == 0 ? done : Set.of("rank 0's set is the one used"),
+                            b.rank() == 0 ? sink::add : m -> {
+                                throw new AssertionError("only rank 0 records");
+                            }, b.rank() == 0 ? System.err : null);
+                    if (b.rank() == 0) {
+                        result.set(res);
+                    }
+                } catch (Throwable e) {
+                    synchronized (errors) {
+                        errors.add(e);
+                    }
+                }
+            });
+            t.setDaemon(true);
+            t.start();
+            ts.add(t);
+        }
+        for (Thread t : ts) {
+            t.join(240_000);
+        }
+        assertTrue(errors.isEmpty(), errors.toString());
+        assertNotNull(result.get());
+        return result.get();
+    }
+
+    static Tuner.Options tiny() {
+        Tuner.Options o = Tuner.Options.quick();
+        o.collectives = EnumSet.of(Collective.ALLREDUCE, Collective.BARRIER);
+        o.sizes = new long[] {64, 32768};
+        o.radices = new int[] {2};
+        o.iterations = 50;
+        o.warmup = 5;
+        o.maxRounds = 2;
+        o.budgetNanos = 120_000_000_000L;
+        return o;
+    }
+
+    @Test
+    void tinySweepWritesATableTheEngineThenUsesAndAResumedSweepMeasuresNothingAgain(@TempDir Path dir) throws Exception {
+        Config base = Config.defaults().withWarmupRounds(1).withTimeoutNanos(60_000_000_000L);
+        int n = 2;
+        List<Measurement> sink = new ArrayList<>();
+        Tuner.Options withChunk = tiny();
+        withChunk.chunks = new long[] {4096};
+        Tuner.Result res = sweep(n, base, withChunk, Set.of(), sink);
+        // tree:radix=2, tiled and tiled:chunk=4k at 2 sizes for allreduce, exchange at 64 B (up to 4 KiB), tree and exchange for barrier
+        assertEquals(9, res.measurements.size(), res.measurements.toString());
+        assertTrue(res.measurements.stream().anyMatch(m -> m.candidate().equals("tiled:chunk=4k") && m.bytes() == 32768), res.measurements.toString());
+        assertEquals(res.measurements, sink);
+        assertEquals(9, res.total);
+        assertFalse(res.budgetSpent);
+        assertTrue(res.notes.stream().anyMatch(x -> x.contains("one node")), res.notes.toString());
+        Path table = dir.resolve("table.txt");
+        for (Measurement m : sink) {
+            TuneCsv.append(TuneCsv.of(table), m);
+        }
+        TuneTable.write(table, TuneCsv.read(TuneCsv.of(table)), TuneTable.GUARD);
+        List<String> lines = Files.readAllLines(table);
+        assertTrue(lines.contains("[nodes=1:ppn=2:measured]"), lines.toString());
+        List<Rule> rules = RuleParser.parseFile(table); // the written table parses
+        assertTrue(rules.stream().allMatch(r -> r.minNodes() == 1 && r.maxNodes() == 1 && r.minPpn() == 2 && r.maxPpn() == 2
+                && r.provenance() == Rule.Provenance.MEASURED), rules.toString());
+
+        Properties p = new Properties();
+        p.setProperty("sharp4j.tune.file", table.toString());
+        p.setProperty("sharp4j.warmup", "1");
+        List<TuneTable.Choice> choices = TuneTable.choose(sink, TuneTable.GUARD);
+        String at64 = choice(choices, Collective.ALLREDUCE, 64);
+        String at32k = choice(choices, Collective.ALLREDUCE, 32768);
+        AtomicReference<String> info = new AtomicReference<>();
+        ThreadRanks.run(n, Config.fromProperties(p), comm -> {
+            CompiledTable t = comm.engine().table();
+            assertTrue(t.intraOrigin(Collective.ALLREDUCE, 64).startsWith(table.toString()), t.intraOrigin(Collective.ALLREDUCE, 64));
+            assertEquals("measured on this cluster", t.intraProvenance(Collective.ALLREDUCE, 64));
+            assertEquals(intra(at64), comm.engine().algorithm(Collective.ALLREDUCE, 64));
+            assertEquals(intra(at32k), comm.engine().algorithm(Collective.ALLREDUCE, 32768));
+            if (at32k.equals("tiled:chunk=4k")) {
+                assertEquals(4096, t.chunkAt(Collective.ALLREDUCE, t.intraIndex(Collective.ALLREDUCE, 32768)));
+            }
+            String r = Info.report(comm);
+            if (comm.rank() == 0) {
+                info.set(r);
+            }
+        });
+        assertTrue(info.get().matches("(?s).*allreduce +intra 0-[^ ]+ +" + at64.split(":")[0]
+                + ".*<- " + java.util.regex.Pattern.quote(table.toString()) + ":\\d+: .*\\[measured on this cluster\\].*"), info.get());
+        assertTrue(info.get().matches("(?s).*allreduce +inter .*\\[built in\\].*"), info.get());
+
+        // the same sweep again with rank 0's state: every point is skipped, nothing is measured
+        Set<String> done = new java.util.HashSet<>();
+        for (Measurement m : TuneCsv.read(TuneCsv.of(table))) {
+            done.add(m.key());
+        }
+        List<Measurement> again = new ArrayList<>();
+        Tuner.Result res2 = sweep(n, base, withChunk, done, again);
+        assertEquals(0, res2.measurements.size());
+        assertEquals(9, res2.skipped);
+        assertTrue(again.isEmpty());
+    }
+
+    @Test
+    void aSpentBudgetStopsEveryRankCleanly() throws Exception {
+        Tuner.Options o = tiny();
+        o.budgetNanos = 1; // spent before the first point
+        List<Measurement> sink = new ArrayList<>();
+        Tuner.Result res = sweep(2, Config.defaults().withWarmupRounds(1).withTimeoutNanos(60_000_000_000L), o, Set.of(), sink);
+        assertTrue(res.budgetSpent);
+        assertTrue(res.measurements.isEmpty() && sink.isEmpty());
+    }
+
+    private static String choice(List<TuneTable.Choice> cs, Collective c, long bytes) {
+        for (TuneTable.Choice ch : cs) {
+            if (ch.collective() == c && ch.bytes() == bytes && ch.layer().equals(Measurement.INTRA)) {
+                return ch.candidate();
+            }
+        }
+        throw new AssertionError("no choice for " + c + " " + bytes + " in " + cs);
+    }
+
+    private static IntraNodeAlgorithm intra(String cand) {
+        return cand.startsWith("tree") ? IntraNodeAlgorithm.TREE : cand.equals("exchange") ? IntraNodeAlgorithm.EXCHANGE
+                : IntraNodeAlgorithm.TILED;
+    }
+
+    @Test
+    void sharpPipelineDepthsAreCandidatesAboveOneOperationUnlessThePropertyFixesTheDepth() {
+        Tuner.Options o = new Tuner.Options();
+        List<String> notes = new ArrayList<>();
+        List<Tuner.Candidate> cs = Tuner.candidates(o, 4, 1, "SHARP (emulator)", notes);
+        List<String> sharp = cs.stream().map(Tuner.Candidate::name).filter(n -> n.startsWith("sharp")).toList();
+        assertEquals(List.of("sharp", "sharp:pipeline=1", "sharp:pipeline=2", "sharp:pipeline=8"), sharp, "4 is the plain sharp");
+        Tuner.Candidate two = cs.stream().filter(c -> c.name().equals("sharp:pipeline=2")).findFirst().orElseThrow();
+        assertEquals("allreduce,reduce:0-inf:sharp:pipeline=2", two.forcing());
+        assertEquals(List.of(16384L, 65536L, 262144L),
+                java.util.Arrays.stream(Tuner.sizes(o, two, Collective.ALLREDUCE)).boxed().toList(), "from pipelineMin (8 KiB) up");
+        assertTrue(Tuner.candidates(o, 4, 1, "UCX k-nomial", new ArrayList<>()).stream().noneMatch(c -> c.name().startsWith("sharp")));
+        System.setProperty("sharp4j.sharp.pipeline", "2");
+        try {
+            List<String> fixed = new ArrayList<>();
+            assertEquals(List.of("sharp"), Tuner.candidates(o, 4, 1, "SHARP", fixed).stream().map(Tuner.Candidate::name)
+                    .filter(n -> n.startsWith("sharp")).toList());
+            assertTrue(fixed.stream().anyMatch(n -> n.contains("sharp4j.sharp.pipeline=2 overrides")), fixed.toString());
+        } finally {
+            System.clearProperty("sharp4j.sharp.pipeline");
+        }
+    }
+}
