@@ -96,6 +96,21 @@ public final class Tuner {
 
     /** One candidate: its layer, name (a rule's tail), the override that forces it, the collectives it applies to. */
     record Candidate(String layer, String name, String forcing, Set<Collective> collectives) {
+        /** The override with the spine's radix put in ({@code spine} 0: the table's own spine). */
+        String forcing(int spine) {
+            return forcing.replace(SPINE_RULE, spine > 0 ? "#allreduce:0-1:knomial:radix=" + spine : "");
+        }
+
+        boolean needsSpine() {
+            return forcing.contains(SPINE_RULE);
+        }
+    }
+
+    /** Stands, in a data candidate's override, for the spine rule the measured barrier chose. */
+    static final String SPINE_RULE = "#SPINE";
+    /** The inter-node barrier's points are measured again on a resumed sweep: the spine is chosen from them. */
+    private static boolean alwaysMeasured(Collective c, Candidate cand) {
+        return c == Collective.BARRIER && cand.layer().equals(Measurement.INTER);
     }
 
     /** What a sweep did. */
@@ -140,14 +155,24 @@ public final class Tuner {
             notes.add("phase 3 is " + interNode + ", which has no algorithm to choose: no inter-node candidates"
                     + " (simulated nodes: run with -Dsharp4j.internode=ucx)");
         } else {
+            // The host path's barrier is its spine, and every call of the host path first meets on
+            // the spine at the radix of a 0-byte allreduce: so the barrier candidates (the spine's
+            // radix) are measured first, and every data candidate then runs on the spine they
+            // chose ({@link #SPINE}), as the written table will make it run.
             for (int r : o.interRadices) {
                 if (r == 2 || r <= nodes) { // the host path clamps the radix to the node count
-                    out.add(new Candidate(Measurement.INTER, "knomial:radix=" + r, "allreduce,reduce,barrier:0-inf:knomial:radix=" + r, all));
+                    out.add(new Candidate(Measurement.INTER, "knomial:radix=" + r,
+                            "barrier:0-inf:knomial:radix=" + r + "#allreduce:0-1:knomial:radix=" + r, EnumSet.of(Collective.BARRIER)));
                 }
             }
             for (int r : o.interRadices) {
                 if (r == 2 || r <= nodes) {
-                    out.add(new Candidate(Measurement.INTER, "sra:radix=" + r, "allreduce,reduce:0-inf:sra:radix=" + r, data));
+                    out.add(new Candidate(Measurement.INTER, "knomial:radix=" + r, "allreduce,reduce:0-inf:knomial:radix=" + r + SPINE_RULE, data));
+                }
+            }
+            for (int r : o.interRadices) {
+                if (r == 2 || r <= nodes) {
+                    out.add(new Candidate(Measurement.INTER, "sra:radix=" + r, "allreduce,reduce:0-inf:sra:radix=" + r + SPINE_RULE, data));
                 }
             }
             if (interNode.startsWith("SHARP")) {
@@ -224,7 +249,7 @@ public final class Tuner {
                 }
                 for (long bytes : sizes(o, cand, c)) {
                     total++;
-                    if (skip.contains(Measurement.key(res.nodes, res.ppn, c, cand.layer(), cand.name(), bytes))) {
+                    if (!alwaysMeasured(c, cand) && skip.contains(Measurement.key(res.nodes, res.ppn, c, cand.layer(), cand.name(), bytes))) {
                         res.skipped++;
                     } else {
                         any = true;
@@ -243,7 +268,8 @@ public final class Tuner {
         // otherwise the first candidates are timed while the code is interpreted or recompiling,
         // and the spinning ranks starve the compiler threads (seen: 8 B at 21 us instead of 0.2).
         for (Candidate cand : todo) {
-            Config cfg = base.withTuneOverride(cand.forcing()).withWarmupRounds(0);
+            Config cfg = base.withTuneOverride(cand.forcing(2)).withWarmupRounds(0); // untimed: any spine
+
             try (Communicator comm = Sharp4j.create(boot, cfg)) {
                 if (outOfTime(comm, o, start)) {
                     res.budgetSpent = true;
@@ -266,16 +292,25 @@ public final class Tuner {
         }
         jitSettle(boot);
         int doneCount = res.skipped;
+        int spine = -1;
         outer:
         for (Candidate cand : res.budgetSpent ? List.<Candidate>of() : todo) {
-            Config cfg = base.withTuneOverride(cand.forcing()).withWarmupRounds(Math.min(base.warmupRounds(), 4));
+            if (cand.needsSpine() && spine < 0) {
+                spine = agreeSpine(boot, res, o);
+                if (out != null) {
+                    out.println();
+                    out.println("sharp4j tune: the data candidates run on the spine the barrier chose: "
+                            + (spine > 0 ? "knomial:radix=" + spine : "the table's"));
+                }
+            }
+            Config cfg = base.withTuneOverride(cand.forcing(Math.max(0, spine))).withWarmupRounds(Math.min(base.warmupRounds(), 4));
             try (Communicator comm = Sharp4j.create(boot, cfg)) {
                 for (Collective c : o.collectives) {
                     if (!cand.collectives().contains(c)) {
                         continue;
                     }
                     for (long bytes : sizes(o, cand, c)) {
-                        if (skip.contains(Measurement.key(res.nodes, res.ppn, c, cand.layer(), cand.name(), bytes))) {
+                        if (!alwaysMeasured(c, cand) && skip.contains(Measurement.key(res.nodes, res.ppn, c, cand.layer(), cand.name(), bytes))) {
                             continue;
                         }
                         if (outOfTime(comm, o, start)) {
@@ -327,6 +362,23 @@ public final class Tuner {
         double[] any = new double[1];
         comm.allreduce(mine, any, Op.MAX);
         return any[0] > 0;
+    }
+
+    /**
+     * The spine's radix as the written table will choose it (the inter-node barrier's winner by
+     * {@link TuneTable}'s rule, over this sweep's barrier points), decided on rank 0 and given to
+     * every rank (one bootstrap allgather); 0 when no host-path radix won (the table's own spine).
+     */
+    static int agreeSpine(Bootstrap boot, Result res, Options o) {
+        int mine = 0;
+        if (boot.rank() == 0) {
+            List<TuneTable.Choice> cs = TuneTable.choose(res.measurements, res.nodes, res.ppn, Collective.BARRIER, Measurement.INTER, o.guard);
+            if (!cs.isEmpty() && cs.get(0).candidate().startsWith("knomial:radix=")) {
+                mine = Integer.parseInt(cs.get(0).candidate().substring("knomial:radix=".length()));
+            }
+        }
+        byte[][] all = boot.allgather(Integer.toString(mine).getBytes(StandardCharsets.UTF_8));
+        return Integer.parseInt(new String(all[0], StandardCharsets.UTF_8));
     }
 
     /** Rank 0's set of measured points, on every rank (one bootstrap allgather). */

@@ -162,6 +162,37 @@ class TunerAndInfoTest {
                 : IntraNodeAlgorithm.TILED;
     }
 
+    /**
+     * Every host-path call meets on the spine first, at the radix of a 0-byte allreduce, which the
+     * written table takes from the barrier's winner: so the barrier candidates come first and
+     * every data candidate is measured on the spine they chose, never on its own radix (a sweep
+     * that coupled them chose reduce radix 2 at 3 hosts, which osu_reduce then found 1.2-2.2x
+     * slower than the built-in radix 4 from 32 KiB up).
+     */
+    @Test
+    void interNodeDataCandidatesRunOnTheSpineTheBarrierChose() {
+        Tuner.Options o = new Tuner.Options();
+        List<Tuner.Candidate> cs = Tuner.candidates(o, 3, 1, "UCX k-nomial", new ArrayList<>());
+        int lastBarrier = -1;
+        int firstData = Integer.MAX_VALUE;
+        for (int i = 0; i < cs.size(); i++) {
+            Tuner.Candidate c = cs.get(i);
+            if (c.collectives().contains(Collective.BARRIER)) {
+                lastBarrier = i;
+                assertFalse(c.collectives().contains(Collective.ALLREDUCE), c + " measures the barrier alone");
+                assertFalse(c.needsSpine(), c + " is a spine");
+            } else {
+                firstData = Math.min(firstData, i);
+                assertTrue(c.needsSpine(), c + " runs on the chosen spine");
+            }
+        }
+        assertTrue(lastBarrier >= 0 && lastBarrier < firstData, "barrier candidates first: " + cs);
+        Tuner.Candidate sra = cs.stream().filter(c -> c.name().equals("sra:radix=3")).findFirst().orElseThrow();
+        assertEquals("allreduce,reduce:0-inf:sra:radix=3#allreduce:0-1:knomial:radix=2", sra.forcing(2));
+        assertEquals("allreduce,reduce:0-inf:sra:radix=3", sra.forcing(0), "no host-path winner: the table's own spine");
+        org.sharp4j.tuning.TuningTable.builtIn().withOverride(sra.forcing(2), "test").compile(3, 1); // a valid override
+    }
+
     @Test
     void sharpPipelineDepthsAreCandidatesAboveOneOperationUnlessThePropertyFixesTheDepth() {
         Tuner.Options o = new Tuner.Options();
@@ -170,8 +201,8 @@ class TunerAndInfoTest {
         List<String> sharp = cs.stream().map(Tuner.Candidate::name).filter(n -> n.startsWith("sharp")).toList();
         assertEquals(List.of("sharp", "sharp:pipeline=1", "sharp:pipeline=2", "sharp:pipeline=8"), sharp, "4 is the plain sharp");
         Tuner.Candidate two = cs.stream().filter(c -> c.name().equals("sharp:pipeline=2")).findFirst().orElseThrow();
-        assertEquals("allreduce,reduce:0-inf:sharp:pipeline=2", two.forcing());
-        assertEquals(List.of(16384L, 65536L, 262144L),
+        assertEquals("allreduce,reduce:0-inf:sharp:pipeline=2", two.forcing(0));
+        assertEquals(List.of(16384L, 65536L, 262144L, 1048576L),
                 java.util.Arrays.stream(Tuner.sizes(o, two, Collective.ALLREDUCE)).boxed().toList(), "from pipelineMin (8 KiB) up");
         assertTrue(Tuner.candidates(o, 4, 1, "UCX k-nomial", new ArrayList<>()).stream().noneMatch(c -> c.name().startsWith("sharp")));
         System.setProperty("sharp4j.sharp.pipeline", "2");
