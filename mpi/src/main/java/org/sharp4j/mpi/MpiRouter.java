@@ -242,6 +242,10 @@ public final class MpiRouter {
             synchronized (LOCK) {
                 HISTORY.add(s);
             }
+            if (s.communicator != null) {
+                last = s;
+                warmUp(s);
+            }
         } else {
             CommState w = s.awaitSetUp();
             if (w == null) {
@@ -250,6 +254,20 @@ public final class MpiRouter {
         }
         last = s;
         return s;
+    }
+
+    /** {@link WarmUp} right after set-up, on every rank alike; a failure there is the first call's failure. */
+    private static void warmUp(CommState s) throws MPIException {
+        long t0 = System.nanoTime();
+        try {
+            WarmUp.run(s, s.warmupRounds);
+        } catch (MPIException | RuntimeException e) {
+            MPIException m = new MPIException("sharp4j warm-up on " + s.name + " failed: " + e.getMessage());
+            m.initCause(e);
+            throw m;
+        }
+        LOG.debug("sharp4j-mpi: routed paths on {} warmed up in {} ms (JIT compilations included)", s.name,
+                (System.nanoTime() - t0) / 1_000_000);
     }
 
     /**

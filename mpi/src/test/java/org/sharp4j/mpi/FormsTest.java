@@ -35,10 +35,10 @@ class FormsTest {
         b.position(2);
         assertSame(a, Forms.array(b));
         assertEquals(2, Forms.offset(b));
-        ByteBuffer scratch = ByteBuffer.allocateDirect(64).order(ByteOrder.nativeOrder());
-        Forms.copyIn(b, Forms.ARRAY, scratch, 24, DataType.DOUBLE);
-        assertEquals(1.0, scratch.getDouble(0));
-        assertEquals(3.0, scratch.getDouble(16));
+        Forms.Scratch scratch = new Forms.Scratch(64);
+        Forms.copyIn(b, Forms.ARRAY, scratch, 24, DataType.DOUBLE, new Forms.Whole());
+        assertEquals(1.0, scratch.bytes.getDouble(0));
+        assertEquals(3.0, scratch.bytes.getDouble(16));
     }
 
     @Test
@@ -46,31 +46,33 @@ class FormsTest {
         IntBuffer be = ByteBuffer.allocateDirect(8).asIntBuffer(); // big-endian view
         be.put(0, 1).put(1, 0x01020304);
         be.position(1).limit(1); // MPI ignores both
-        ByteBuffer scratch = ByteBuffer.allocateDirect(64).order(ByteOrder.nativeOrder());
+        Forms.Scratch scratch = new Forms.Scratch(64);
+        Forms.Whole whole = new Forms.Whole();
         Forms.checkStaged("buf", be, Forms.STAGED, 8, DataType.INT, true);
-        Forms.copyIn(be, Forms.STAGED, scratch, 8, DataType.INT);
-        ByteBuffer raw = scratch.duplicate().order(ByteOrder.BIG_ENDIAN);
+        Forms.copyIn(be, Forms.STAGED, scratch, 8, DataType.INT, whole);
+        ByteBuffer raw = scratch.bytes.duplicate().order(ByteOrder.BIG_ENDIAN);
         assertEquals(1, raw.getInt(0));
         assertEquals(0x01020304, raw.getInt(4));
-        scratch.putInt(0, 7).putInt(4, 8); // native order
-        Forms.copyOut(scratch, be, Forms.STAGED, 8, DataType.INT);
+        scratch.bytes.putInt(0, 7).putInt(4, 8); // native order
+        Forms.copyOut(scratch, be, Forms.STAGED, 8, DataType.INT, whole);
         int seven = ByteOrder.nativeOrder() == ByteOrder.BIG_ENDIAN ? 7 : Integer.reverseBytes(7);
         assertEquals(seven, be.get(0));
     }
 
     @Test
     void directByteBufferLimitIsLiftedToTheCapacity() {
+        Forms.Whole whole = new Forms.Whole();
         ByteBuffer b = ByteBuffer.allocateDirect(32);
         b.limit(4);
-        ByteBuffer d = Forms.direct(b, 32);
+        ByteBuffer d = Forms.direct(b, 32, whole);
         assertEquals(32, d.limit());
         ByteBuffer full = ByteBuffer.allocateDirect(32).order(java.nio.ByteOrder.nativeOrder());
-        assertSame(full, Forms.direct(full, 32));
+        assertSame(full, Forms.direct(full, 32, whole));
         ByteBuffer small = ByteBuffer.allocateDirect(8).order(java.nio.ByteOrder.nativeOrder());
-        assertSame(small, Forms.direct(small, 16)); // too short even in capacity: sharp4j names it
+        assertSame(small, Forms.direct(small, 16, whole)); // too short even in capacity: sharp4j names it
         // Open MPI reduces raw memory whatever the order flag says: a native-order view of the same memory
         ByteBuffer big = ByteBuffer.allocateDirect(16); // BIG_ENDIAN
-        ByteBuffer view = Forms.direct(big, 16);
+        ByteBuffer view = Forms.direct(big, 16, whole);
         assertEquals(java.nio.ByteOrder.nativeOrder(), view.order());
         view.putLong(0, 42);
         assertEquals(42, big.order(java.nio.ByteOrder.nativeOrder()).getLong(0));
@@ -94,11 +96,11 @@ class FormsTest {
 
     @Test
     void arraysRoundTripThroughTheScratchBuffer() {
-        ByteBuffer scratch = ByteBuffer.allocateDirect(64).order(ByteOrder.nativeOrder());
+        Forms.Scratch scratch = new Forms.Scratch(64);
         long[] in = {1, -2, Long.MAX_VALUE};
-        Forms.copyIn(in, Forms.ARRAY, scratch, 24, DataType.LONG);
+        Forms.copyIn(in, Forms.ARRAY, scratch, 24, DataType.LONG, new Forms.Whole());
         long[] out = new long[3];
-        Forms.copyOut(scratch, out, Forms.ARRAY, 24, DataType.LONG);
+        Forms.copyOut(scratch, out, Forms.ARRAY, 24, DataType.LONG, new Forms.Whole());
         assertArrayEquals(in, out);
     }
 }
