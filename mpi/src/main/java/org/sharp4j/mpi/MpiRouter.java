@@ -258,6 +258,9 @@ public final class MpiRouter {
 
     /** {@link WarmUp} right after set-up, on every rank alike; a failure there is the first call's failure. */
     private static void warmUp(CommState s) throws MPIException {
+        if (s.warmupRounds <= 0) {
+            return; // sharp4j.warmup=0
+        }
         long t0 = System.nanoTime();
         try {
             WarmUp.run(s, s.warmupRounds);
