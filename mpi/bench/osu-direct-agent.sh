@@ -40,7 +40,7 @@ for f in $(cd "$out" && ls | grep -v '\.err$' | sort); do echo "== $f"; cat "$ou
 # ratios: agent.p / mpi.p per size (pass 2 averages), first row (pass 1 smallest size) / steady state (pass 2 same size)
 awk -v pairs="$pairs" '
   FNR == 1 { split(FILENAME, a, "/"); f = a[length(a)]; split(f, lp, "."); lab = lp[1]; pr = lp[2] }
-  /^first/ { first[lab, pr] = $(NF - 3); firstp50[lab, pr] = $(NF - 1) }
+  /^first/ { first[lab, pr] = $(NF - 4); firstp50[lab, pr] = $(NF - 1) }
   /^[12] / { avg[lab, pr, $1, $2] = $3; p50[lab, pr, $1, $2] = $4; if (!($2 in seen)) { seen[$2] = 1; sizes[++n] = $2 } }
   END {
     nl = ("base", 1, 2, sizes[1]) in avg ? 2 : 1
