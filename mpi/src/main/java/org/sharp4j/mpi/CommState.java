@@ -1,7 +1,5 @@
 package org.sharp4j.mpi;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import mpi.Intracomm;
 import mpi.MPI;
@@ -17,9 +15,10 @@ import org.slf4j.LoggerFactory;
 /**
  * What the router keeps per Open MPI intra-communicator: the sharp4j {@link Communicator}
  * bootstrapped over it (or why there is none), the routed-call counters, which first calls were
- * logged, and a scratch buffer for staged buffer forms. Set up collectively by the first call that
- * is routed on the communicator; closed when the communicator is freed or at MPI.Finalize / exit.
- * Used by one thread at a time, as sharp4j's communicators are.
+ * logged, a scratch buffer for staged buffer forms and the buffer duplicates of {@link Forms.Whole}.
+ * Set up collectively by the first call that is routed on the communicator; closed when the
+ * communicator is freed or at MPI.Finalize / exit. Used by one thread at a time, as sharp4j's
+ * communicators are.
  */
 final class CommState {
     private static final Logger LOG = LoggerFactory.getLogger(CommState.class);

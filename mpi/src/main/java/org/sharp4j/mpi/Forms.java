@@ -20,9 +20,11 @@ import org.sharp4j.DataType;
  *
  * <ul>
  *   <li>{@link #ARRAY}: a matching array, or a heap buffer over one: sharp4j's array calls, with the offset;</li>
- *   <li>{@link #DIRECT}: a direct {@code ByteBuffer}: sharp4j's buffer calls (absolute, native order, as MPI);</li>
+ *   <li>{@link #DIRECT}: a direct {@code ByteBuffer}: sharp4j's buffer calls (absolute, native order, as MPI;
+ *       a buffer whose limit or order does not fit goes as a duplicate made once per buffer object, {@link Whole});</li>
  *   <li>{@link #STAGED}: a direct {@code IntBuffer}, {@code DoubleBuffer}, ... (or a call mixing arrays and
- *       direct buffers): copied raw through the communicator's scratch buffer;</li>
+ *       direct buffers): copied raw through the communicator's scratch buffer ({@link Scratch}); Java has no
+ *       public way, short of reflection, to hand a typed view's memory to sharp4j;</li>
  *   <li>{@link #INVALID}: what MPI itself cannot take (null where data is needed, an array of another
  *       type, a read-only heap buffer): an {@code IllegalArgumentException} before any shared state is touched.</li>
  * </ul>

@@ -19,7 +19,8 @@ import mpi.MPIException;
  * warms its own collectives at creation; this warms the router above it the same way.
  *
  * <p>Collective: every rank runs the same calls in the same order (it is entered from the first
- * routed call on the communicator, which MPI requires to be the same call everywhere). The calls
+ * routed call on the communicator, which MPI requires to be the same call everywhere), once per JVM
+ * (see {@link MpiRouter}: the ranks of a later communicator agree to skip it when all have run it). The calls
  * go through the instrumented {@code mpi.Comm} methods when the agent is installed (so the advice
  * inlined there is compiled too), else through {@link MpiRouter}; on buffers of its own, and
  * without trace: the communicator's routed counters and first-call log marks are restored
@@ -40,10 +41,13 @@ final class WarmUp {
     private WarmUp() {
     }
 
-    /** Warms {@code s} (set up, with a sharp4j communicator) for {@code rounds} engine warm-up rounds. */
-    static void run(CommState s, int rounds) throws MPIException {
+    /**
+     * Warms {@code s} (set up, with a sharp4j communicator) for {@code rounds} engine warm-up rounds;
+     * returns the milliseconds it then slept waiting for the JIT compiler.
+     */
+    static long run(CommState s, int rounds) throws MPIException {
         if (rounds <= 0 || s.communicator == null) {
-            return;
+            return 0;
         }
         Object quiet = s.quiet();
         try {
@@ -51,8 +55,9 @@ final class WarmUp {
             // The calls above queued compilations; on a saturated machine the compiler threads would then compete with
             // the program's first calls (a rank compiling while its peer waits for it). Sleep while they work, then
             // leave together.
-            awaitCompilerQuiet(JIT_WAIT_MAX_MS, JIT_QUIET_MS);
+            long slept = awaitCompilerQuiet(JIT_WAIT_MAX_MS, JIT_QUIET_MS);
             s.communicator.barrier();
+            return slept;
         } finally {
             s.loud(quiet);
         }
