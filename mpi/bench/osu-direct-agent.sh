@@ -2,10 +2,12 @@
 # An OSU-style Java benchmark (mpiapps.OsuDirect, test classes of the mpi module) on Open MPI's Java
 # bindings with direct buffers, run under mpirun -np 2 alternately without and with the agent
 # (-javaagent + -Dsharp4j.enable=true), PAIRS times; prints each run's table and, per size, the ratio
-# agent / Open MPI alone of the pass-2 (steady state) averages, and each run's first row against its
-# steady state. Ratios come from runs of one script on a shared machine: the load is printed (uptime).
+# agent / Open MPI alone of the pass-2 (steady state) averages and medians, and each run's first row and
+# first 1,000 calls against its steady state. Ratios come from runs of one script on a shared machine:
+# the load is printed (uptime). Medians say more than averages on a loaded machine (stalls of a
+# descheduled rank dominate the averages).
 #
-#   mvn -B -o -q -pl mpi -am package -DskipTests && mvn -B -o -q -pl mpi test-compile   (agent jar, test classes)
+#   mvn -B -o -q -pl mpi -am package -DskipTests     (the agent jar, and the test classes)
 #   mpi/bench/osu-direct-agent.sh [allreduce|reduce] [float|int|double|long] [bytebuffer|typed|array] [PAIRS]
 # ITERS (default 5000) timed calls per size; BASE_AGENT=path/to/another-agent.jar adds a third run per pair
 # ("base": e.g. the agent of the branch point), for before/after ratios in the same run.
