@@ -3,7 +3,9 @@ package mpiapps;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.DoubleBuffer;
+import java.nio.FloatBuffer;
 import java.nio.IntBuffer;
+import java.nio.LongBuffer;
 import java.util.Arrays;
 import mpi.Datatype;
 import mpi.Intercomm;
@@ -192,6 +194,8 @@ public final class MpiCases {
             check("direct reduce", new long[] {rbo.getLong(0)}, tri);
         }
 
+        directForms(w, tri);
+
         // a split communicator with the ranks reversed, then freed
         Intracomm rev = w.split(0, size - rank);
         int rr = rev.getRank();
@@ -213,24 +217,7 @@ public final class MpiCases {
 
         // ---- what must reach MPI ----
         // a user-defined op (Open MPI hands it arrays of the base type): element-wise sum
-        Op plus = new Op(new UserFunction() {
-            @Override
-            public void call(Object in, Object inOut, int count, Datatype type) {
-                if (in instanceof int[]) {
-                    int[] x = (int[]) in;
-                    int[] y = (int[]) inOut;
-                    for (int i = 0; i < y.length; i++) {
-                        y[i] += x[i];
-                    }
-                } else {
-                    double[] x = (double[]) in;
-                    double[] y = (double[]) inOut;
-                    for (int i = 0; i < y.length; i++) {
-                        y[i] += x[i];
-                    }
-                }
-            }
-        }, true);
+        Op plus = plusOp();
         int[] uv = {(rank + 1) * (rank + 1)};
         int[] uo = new int[1];
         w.allReduce(uv, uo, 1, MPI.INT, plus);
@@ -246,10 +233,15 @@ public final class MpiCases {
         pair.commit();
         double[] pv = {rank + 1, -(rank + 1), 10 * (rank + 1), 0};
         double[] po = new double[4];
-        w.allReduce(pv, po, 2, pair, plus);
+        // a second Op object: Open MPI 4.1's Java bindings keep the JNI local reference of an Op from its first use
+        // (Op_getHandle -> ompi_op_set_java_callback) and call through it on later uses, when it may name another
+        // object by then ("this.datatype is null" in mpi.Op.call): a user-defined Op object is used once here
+        Op plus2 = plusOp();
+        w.allReduce(pv, po, 2, pair, plus2);
         check("derived datatype allReduce", po, tri, -tri, 10 * tri, 0);
         pair.free();
         plus.free();
+        plus2.free();
 
         // an inter-communicator between the even and the odd ranks
         int colour = rank % 2;
@@ -308,6 +300,153 @@ public final class MpiCases {
             System.out.println("ALL OK");
         }
         MPI.Finalize();
+    }
+
+    /**
+     * Direct buffers as programs pass them, each call made twice with new values (the router keeps
+     * a duplicate of a buffer whose limit or order it cannot use: a stale one would show here):
+     * OSU-style (LITTLE_ENDIAN set explicitly, send flipped, receive limit 0), a position MPI
+     * ignores, slices (data from the slice's start), typed views of a buffer with a position, of a
+     * slice and sliced themselves, big-endian byte buffers (MPI reduces their raw memory), in place,
+     * and reduce. The element after the count must stay untouched.
+     */
+    private static void directForms(Intracomm w, long tri) throws MPIException {
+        for (int round = 1; round <= 2; round++) {
+            int k = 10 * round; // values rank + 1 + k, sums tri + size * k
+            long sum = tri + (long) size * k;
+            // OSU style: MPI.newByteBuffer, order set to LITTLE_ENDIAN explicitly, send flipped, recv limit 0
+            ByteBuffer s = osu(0).order(ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer r = osu(1).order(ByteOrder.LITTLE_ENDIAN);
+            s.clear();
+            for (int i = 0; i < 3; i++) {
+                s.putFloat((i + 1) * (rank + 1 + k));
+            }
+            s.flip();
+            r.clear().putFloat(12, -7f).flip(); // limit 0: MPI writes the raw memory anyway
+            w.allReduce(s, r, 3, MPI.FLOAT, MPI.SUM);
+            check("OSU-style direct ByteBuffer allReduce", new double[] {abs(r, 0), abs(r, 4), abs(r, 8), abs(r, 12)},
+                    sum, 2 * sum, 3 * sum, -7);
+            r.clear().putFloat(0, -1f).putFloat(12, -7f).flip();
+            w.reduce(s, r, 3, MPI.FLOAT, MPI.SUM, size - 1);
+            if (rank == size - 1) {
+                check("OSU-style direct ByteBuffer reduce", new double[] {abs(r, 0), abs(r, 4), abs(r, 8), abs(r, 12)}, sum, 2 * sum,
+                        3 * sum, -7);
+            } else {
+                check("OSU-style reduce leaves a non-root's receive buffer", new double[] {abs(r, 0)}, -1);
+            }
+            // positions are ignored; slices start where they start
+            ByteBuffer base = MPI.newByteBuffer(64);
+            ByteBuffer baseOut = MPI.newByteBuffer(64);
+            ByteBuffer sl = base.position(8).slice().order(ByteOrder.nativeOrder());
+            ByteBuffer slOut = baseOut.position(16).slice().order(ByteOrder.nativeOrder());
+            sl.putLong(0, rank + 1 + k).putLong(8, 2L * (rank + 1 + k));
+            slOut.putLong(16, 99);
+            sl.position(8);
+            slOut.position(4).limit(4);
+            w.allReduce(sl, slOut, 2, MPI.LONG, MPI.SUM);
+            ByteBuffer so = slOut.duplicate().clear().order(ByteOrder.nativeOrder());
+            check("sliced direct ByteBuffers with positions", new long[] {so.getLong(0), so.getLong(8), so.getLong(16), baseOut.getLong(8)},
+                    sum, 2 * sum, 99, 0);
+            // typed views: of a buffer with a position, of a slice, sliced themselves, with odd positions and limits
+            ByteBuffer vb = MPI.newByteBuffer(64);
+            IntBuffer iv = vb.position(4).slice().order(ByteOrder.nativeOrder()).asIntBuffer(); // starts at byte 4
+            IntBuffer ivOut = MPI.newByteBuffer(64).asIntBuffer().position(2).slice(); // native view from element 2
+            iv.put(0, rank + 1 + k).put(1, 3 * (rank + 1 + k)).put(2, 1234);
+            ivOut.put(2, 55);
+            iv.position(1).limit(2);
+            ivOut.limit(0);
+            w.allReduce(iv, ivOut, 2, MPI.INT, MPI.SUM);
+            check("typed direct views (slices, position and limit ignored)", new long[] {absInt(ivOut, 0), absInt(ivOut, 1),
+                    absInt(ivOut, 2)}, sum, 3 * sum, 55);
+            DoubleBuffer dv = MPI.newDoubleBuffer(8);
+            dv.put(3, rank + 1 + k).put(4, -(rank + 1 + k));
+            DoubleBuffer dvs = dv.position(3).slice();
+            DoubleBuffer dvOut = MPI.newDoubleBuffer(8);
+            dvOut.put(2, 5);
+            dvOut.limit(1);
+            w.allReduce(dvs, dvOut, 2, MPI.DOUBLE, MPI.SUM);
+            dvOut.clear();
+            check("sliced DoubleBuffer view", new double[] {dvOut.get(0), dvOut.get(1), dvOut.get(2)}, sum, -sum, 5);
+            // in place on a native LongBuffer view with limit 0, and a reduce on FloatBuffer views
+            LongBuffer lb = MPI.newLongBuffer(4);
+            lb.put(0, rank + 1 + k).put(1, 7).limit(0);
+            w.allReduce(lb, 2, MPI.LONG, MPI.MAX);
+            check("in-place LongBuffer view", new long[] {absLong(lb, 0), absLong(lb, 1)}, size + k, 7);
+            FloatBuffer fs = MPI.newFloatBuffer(4).put(0, rank + 1 + k);
+            FloatBuffer fo = MPI.newFloatBuffer(4).put(1, -3f);
+            fo.limit(0);
+            w.reduce(fs, fo, 1, MPI.FLOAT, MPI.SUM, 0);
+            fo.clear();
+            if (rank == 0) {
+                check("reduce on FloatBuffer views", new double[] {fo.get(0), fo.get(1)}, sum, -3);
+            }
+            // big-endian direct ByteBuffers (allocateDirect's default): MPI reduces the raw memory in the machine's order
+            ByteBuffer be = ByteBuffer.allocateDirect(16);
+            ByteBuffer beOut = ByteBuffer.allocateDirect(16);
+            be.putInt(0, rank + 1 + k).putInt(4, 1 << 20);
+            beOut.putInt(8, 77).limit(0);
+            w.allReduce(be, beOut, 2, MPI.INT, MPI.SUM);
+            beOut.clear();
+            int raw0 = 0;
+            int raw1 = 0;
+            for (int q = 0; q < size; q++) {
+                raw0 += order(q + 1 + k);
+                raw1 += order(1 << 20);
+            }
+            check("big-endian direct ByteBuffer (raw memory)", new long[] {beOut.getInt(0), beOut.getInt(4), beOut.getInt(8)},
+                    order(raw0), order(raw1), 77);
+            // the same big-endian ByteBuffer object again after its order was set to native: the same memory, as MPI
+            be.order(ByteOrder.nativeOrder()).putInt(0, rank + 1).putInt(4, 0);
+            beOut.clear();
+            w.allReduce(be, beOut, 2, MPI.INT, MPI.SUM);
+            beOut.order(ByteOrder.nativeOrder());
+            check("a buffer whose order was changed", new long[] {beOut.getInt(0), beOut.getInt(4), beOut.getInt(8)}, tri, 0, order(77));
+        }
+        say("direct buffer forms");
+    }
+
+    /** Direct buffers that live across rounds, so the second round reuses the router's duplicates of them. */
+    private static final ByteBuffer[] OSU = new ByteBuffer[2];
+
+    private static ByteBuffer osu(int i) throws MPIException {
+        if (OSU[i] == null) {
+            OSU[i] = MPI.newByteBuffer(32);
+        }
+        return OSU[i];
+    }
+
+    private static double abs(ByteBuffer b, int at) {
+        return b.duplicate().clear().order(b.order()).getFloat(at);
+    }
+
+    private static int absInt(IntBuffer b, int at) {
+        return b.duplicate().clear().get(at);
+    }
+
+    private static long absLong(LongBuffer b, int at) {
+        return b.duplicate().clear().get(at);
+    }
+
+    /** A user-defined op: element-wise sum of ints or doubles (Open MPI hands it arrays of the base type). */
+    private static Op plusOp() throws MPIException {
+        return new Op(new UserFunction() {
+            @Override
+            public void call(Object in, Object inOut, int count, Datatype type) {
+                if (in instanceof int[]) {
+                    int[] x = (int[]) in;
+                    int[] y = (int[]) inOut;
+                    for (int i = 0; i < y.length; i++) {
+                        y[i] += x[i];
+                    }
+                } else {
+                    double[] x = (double[]) in;
+                    double[] y = (double[]) inOut;
+                    for (int i = 0; i < y.length; i++) {
+                        y[i] += x[i];
+                    }
+                }
+            }
+        }, true);
     }
 
     /** The int MPI reduces for a big-endian view's value v on a little-endian machine (identity on big-endian ones). */

@@ -1,7 +1,5 @@
 package org.sharp4j.mpi;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import mpi.Intracomm;
 import mpi.MPI;
@@ -17,9 +15,10 @@ import org.slf4j.LoggerFactory;
 /**
  * What the router keeps per Open MPI intra-communicator: the sharp4j {@link Communicator}
  * bootstrapped over it (or why there is none), the routed-call counters, which first calls were
- * logged, and a scratch buffer for staged buffer forms. Set up collectively by the first call that
- * is routed on the communicator; closed when the communicator is freed or at MPI.Finalize / exit.
- * Used by one thread at a time, as sharp4j's communicators are.
+ * logged, a scratch buffer for staged buffer forms and the buffer duplicates of {@link Forms.Whole}.
+ * Set up collectively by the first call that is routed on the communicator; closed when the
+ * communicator is freed or at MPI.Finalize / exit. Used by one thread at a time, as sharp4j's
+ * communicators are.
  */
 final class CommState {
     private static final Logger LOG = LoggerFactory.getLogger(CommState.class);
@@ -44,6 +43,8 @@ final class CommState {
     PassReason passReason;
     String unavailableDetail;
     boolean closed;
+    /** sharp4j.warmup of the set-up's configuration: the {@link WarmUp} that follows it runs as many rounds. */
+    int warmupRounds;
 
     /** Routed calls per {@link Call} (the first three): plain fields, one thread at a time. */
     final long[] routed = new long[3];
@@ -51,7 +52,10 @@ final class CommState {
     private long seenLo;
     private long seenHi;
 
-    private ByteBuffer scratch;
+    /** The staged forms' scratch buffer and views, grown on demand. */
+    private Forms.Scratch scratch;
+    /** Full-limit, native-order duplicates of the user's buffers that need one, made once per buffer object. */
+    final Forms.Whole whole = new Forms.Whole();
 
     CommState(Intracomm mpiComm, int id) {
         this.mpiComm = mpiComm;
@@ -88,7 +92,9 @@ final class CommState {
             Communicator c = null;
             String error = null;
             try {
-                c = Sharp4j.create(boot, Config.fromSystemProperties());
+                Config cfg = Config.fromSystemProperties();
+                warmupRounds = cfg.warmupRounds(); // the same on every rank: sharp4j.create checks it
+                c = Sharp4j.create(boot, cfg);
             } catch (RuntimeException | LinkageError e) {
                 error = e.toString();
                 LOG.debug("sharp4j-mpi: rank {} of {}: sharp4j set-up failed", rank, name, e);
@@ -204,15 +210,15 @@ final class CommState {
             }
         } else if (fs == Forms.DIRECT && fr == Forms.DIRECT) {
             long bytes = (long) count * type.size;
-            c.allreduce(Forms.direct(send, bytes), 0, Forms.direct(recv, bytes), 0, count, type, op);
+            c.allreduce(Forms.direct(send, bytes, whole), 0, Forms.direct(recv, bytes, whole), 0, count, type, op);
         } else {
             int bytes = bytes(count, type);
             Forms.checkStaged("send buffer", send, fs, bytes, type, false);
             Forms.checkStaged("recv buffer", recv, fr, bytes, type, true);
-            ByteBuffer s = scratch(bytes);
-            Forms.copyIn(send, fs, s, bytes, type);
-            c.allreduce(s, 0, count, type, op);
-            Forms.copyOut(s, recv, fr, bytes, type);
+            Forms.Scratch s = scratch(bytes);
+            Forms.copyIn(send, fs, s, bytes, type, whole);
+            c.allreduce(s.bytes, 0, count, type, op);
+            Forms.copyOut(s, recv, fr, bytes, type, whole);
         }
         routed[0]++;
     }
@@ -243,14 +249,14 @@ final class CommState {
                     break;
             }
         } else if (f == Forms.DIRECT) {
-            c.allreduce(Forms.direct(buf, (long) count * type.size), 0, count, type, op);
+            c.allreduce(Forms.direct(buf, (long) count * type.size, whole), 0, count, type, op);
         } else {
             int bytes = bytes(count, type);
             Forms.checkStaged("buffer", buf, f, bytes, type, true);
-            ByteBuffer s = scratch(bytes);
-            Forms.copyIn(buf, f, s, bytes, type);
-            c.allreduce(s, 0, count, type, op);
-            Forms.copyOut(s, buf, f, bytes, type);
+            Forms.Scratch s = scratch(bytes);
+            Forms.copyIn(buf, f, s, bytes, type, whole);
+            c.allreduce(s.bytes, 0, count, type, op);
+            Forms.copyOut(s, buf, f, bytes, type, whole);
         }
         routed[0]++;
     }
@@ -287,16 +293,16 @@ final class CommState {
             }
         } else if (fs == Forms.DIRECT && (fr == Forms.DIRECT || fr == Forms.UNUSED)) {
             long bytes = (long) count * type.size;
-            c.reduce(Forms.direct(send, bytes), 0, isRoot ? Forms.direct(recv, bytes) : null, 0, count, type, op, root);
+            c.reduce(Forms.direct(send, bytes, whole), 0, isRoot ? Forms.direct(recv, bytes, whole) : null, 0, count, type, op, root);
         } else {
             int bytes = bytes(count, type);
             Forms.checkStaged("send buffer", send, fs, bytes, type, false);
             Forms.checkStaged("recv buffer", recv, fr, bytes, type, true);
-            ByteBuffer s = scratch(bytes);
-            Forms.copyIn(send, fs, s, bytes, type);
-            c.reduce(s, 0, count, type, op, root);
+            Forms.Scratch s = scratch(bytes);
+            Forms.copyIn(send, fs, s, bytes, type, whole);
+            c.reduce(s.bytes, 0, count, type, op, root);
             if (isRoot) {
-                Forms.copyOut(s, recv, fr, bytes, type);
+                Forms.copyOut(s, recv, fr, bytes, type, whole);
             }
         }
         routed[1]++;
@@ -328,15 +334,15 @@ final class CommState {
                     break;
             }
         } else if (f == Forms.DIRECT) {
-            c.reduce(Forms.direct(buf, (long) count * type.size), 0, count, type, op, root);
+            c.reduce(Forms.direct(buf, (long) count * type.size, whole), 0, count, type, op, root);
         } else {
             int bytes = bytes(count, type);
             Forms.checkStaged("buffer", buf, f, bytes, type, rank == root);
-            ByteBuffer s = scratch(bytes);
-            Forms.copyIn(buf, f, s, bytes, type);
-            c.reduce(s, 0, count, type, op, root);
+            Forms.Scratch s = scratch(bytes);
+            Forms.copyIn(buf, f, s, bytes, type, whole);
+            c.reduce(s.bytes, 0, count, type, op, root);
             if (rank == root) {
-                Forms.copyOut(s, buf, f, bytes, type);
+                Forms.copyOut(s, buf, f, bytes, type, whole);
             }
         }
         routed[1]++;
@@ -359,14 +365,14 @@ final class CommState {
         return (int) b;
     }
 
-    private ByteBuffer scratch(int bytes) {
-        ByteBuffer s = scratch;
+    private Forms.Scratch scratch(int bytes) {
+        Forms.Scratch s = scratch;
         if (s == null || s.capacity() < bytes) {
             int cap = Math.max(64, Integer.highestOneBit(Math.max(1, bytes - 1)) << 1);
             if (cap < bytes) { // above 1 GiB
                 cap = bytes;
             }
-            s = ByteBuffer.allocateDirect(cap).order(ByteOrder.nativeOrder());
+            s = new Forms.Scratch(cap);
             scratch = s;
         }
         return s;
@@ -386,6 +392,29 @@ final class CommState {
             seenHi |= 1L << (bit - 64);
         }
         log(rank == 0, "sharp4j-mpi: first {} of MPI.{} with MPI.{} on {} routed through sharp4j", call.method, TYPES[t], op, name);
+    }
+
+    /**
+     * For {@link WarmUp}: from now on no routed call is logged as a first one; returns what
+     * {@link #loud} restores (the routed counters and the first-call marks as they are now).
+     */
+    Object quiet() {
+        long[] saved = new long[routed.length + 2];
+        System.arraycopy(routed, 0, saved, 0, routed.length);
+        saved[routed.length] = seenLo;
+        saved[routed.length + 1] = seenHi;
+        seenLo = -1L;
+        seenHi = -1L;
+        return saved;
+    }
+
+    /** Undoes {@link #quiet}: the counters and marks as they were, and no buffer of the warm-up remembered. */
+    void loud(Object quiet) {
+        long[] saved = (long[]) quiet;
+        System.arraycopy(saved, 0, routed, 0, routed.length);
+        seenLo = saved[routed.length];
+        seenHi = saved[routed.length + 1];
+        whole.clear();
     }
 
     private static void log(boolean loud, String format, Object... args) {
@@ -410,5 +439,7 @@ final class CommState {
         }
         communicator = null;
         ownCommunicator = null;
+        whole.clear();
+        scratch = null;
     }
 }

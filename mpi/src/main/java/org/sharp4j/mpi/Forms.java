@@ -20,9 +20,11 @@ import org.sharp4j.DataType;
  *
  * <ul>
  *   <li>{@link #ARRAY}: a matching array, or a heap buffer over one: sharp4j's array calls, with the offset;</li>
- *   <li>{@link #DIRECT}: a direct {@code ByteBuffer}: sharp4j's buffer calls (absolute, native order, as MPI);</li>
+ *   <li>{@link #DIRECT}: a direct {@code ByteBuffer}: sharp4j's buffer calls (absolute, native order, as MPI;
+ *       a buffer whose limit or order does not fit goes as a duplicate made once per buffer object, {@link Whole});</li>
  *   <li>{@link #STAGED}: a direct {@code IntBuffer}, {@code DoubleBuffer}, ... (or a call mixing arrays and
- *       direct buffers): copied raw through the communicator's scratch buffer;</li>
+ *       direct buffers): copied raw through the communicator's scratch buffer ({@link Scratch}); Java has no
+ *       public way, short of reflection, to hand a typed view's memory to sharp4j;</li>
  *   <li>{@link #INVALID}: what MPI itself cannot take (null where data is needed, an array of another
  *       type, a read-only heap buffer): an {@code IllegalArgumentException} before any shared state is touched.</li>
  * </ul>
@@ -67,20 +69,77 @@ final class Forms {
     }
 
     /**
-     * A direct ByteBuffer whose limit covers {@code bytes}: MPI reads the raw memory up to the
-     * capacity, whatever the limit says, so a lower limit is lifted on a duplicate (only then does
-     * this allocate). Shorter than {@code bytes} even in capacity: returned as is, sharp4j names it.
+     * A direct ByteBuffer sharp4j can take for {@code bytes}: native order and a limit that covers
+     * them. Open MPI reads the raw memory from the buffer's start up to its capacity, whatever the
+     * buffer's order, position and limit say; sharp4j's API insists on native order and on the
+     * limit, so a buffer that differs (an OSU-style receive buffer flipped while empty: limit 0;
+     * a BIG_ENDIAN one) is replaced by a native-order, full-limit duplicate of the same memory,
+     * made once per buffer object and kept in {@code whole}: the calls after the first allocate
+     * nothing. Shorter than {@code bytes} even in capacity: returned as is, sharp4j names it.
      */
-    static ByteBuffer direct(Object b, long bytes) {
+    static ByteBuffer direct(Object b, long bytes, Whole whole) {
         ByteBuffer bb = (ByteBuffer) b;
-        boolean lift = bb.limit() < bytes && bb.capacity() >= bytes;
-        if (!lift && bb.order() == ByteOrder.nativeOrder()) {
+        if ((bb.limit() >= bytes || bb.capacity() < bytes) && bb.order() == ByteOrder.nativeOrder()) {
             return bb;
         }
-        // Open MPI reduces the raw memory whatever the buffer's order says; sharp4j's API insists on
-        // native order, so hand it a native-order view of the same memory.
-        ByteBuffer d = bb.duplicate().order(ByteOrder.nativeOrder());
-        return lift ? d.limit(bb.capacity()) : d;
+        return (ByteBuffer) whole.of(bb, bytes);
+    }
+
+    /**
+     * Per communicator: for a few recently used buffer objects whose limit or byte order does not
+     * fit sharp4j's calls, a duplicate over the same memory with limit = capacity (and, for a
+     * ByteBuffer, native order). A buffer object's memory, capacity and, for a typed view, order
+     * never change, so the duplicate stays right for as long as the object lives; the slots hold
+     * the objects (not copies), at most {@link #SLOTS}, until replaced or {@link #clear()}ed.
+     * One thread at a time, as the communicator.
+     */
+    static final class Whole {
+        static final int SLOTS = 4;
+        private final Buffer[] keys = new Buffer[SLOTS];
+        private final Buffer[] values = new Buffer[SLOTS];
+        private int next;
+
+        /** {@code b}, or its full-limit (native-order for bytes) duplicate when {@code b}'s limit hides part of {@code bytes}. */
+        Buffer of(Buffer b, long bytes) {
+            if (b instanceof ByteBuffer) {
+                if (((ByteBuffer) b).order() == ByteOrder.nativeOrder() && (b.limit() >= bytes || b.capacity() < bytes)) {
+                    return b;
+                }
+            } else if ((long) b.limit() * elementBytes(b) >= bytes) {
+                return b;
+            }
+            for (int i = 0; i < SLOTS; i++) {
+                if (keys[i] == b) {
+                    return values[i];
+                }
+            }
+            Buffer d = b.duplicate();
+            if (d instanceof ByteBuffer) {
+                ((ByteBuffer) d).order(ByteOrder.nativeOrder()); // a ByteBuffer's duplicate starts BIG_ENDIAN
+            }
+            d.clear(); // position 0, limit = capacity
+            int i = next;
+            next = (i + 1) % SLOTS;
+            keys[i] = b;
+            values[i] = d;
+            return d;
+        }
+
+        /** Forgets every buffer (their objects may then be collected). */
+        void clear() {
+            java.util.Arrays.fill(keys, null);
+            java.util.Arrays.fill(values, null);
+            next = 0;
+        }
+
+        /** Buffers remembered now (for tests). */
+        int size() {
+            int n = 0;
+            for (Buffer k : keys) {
+                n += k == null ? 0 : 1;
+            }
+            return n;
+        }
     }
 
     static String describe(Object b) {
@@ -153,124 +212,240 @@ final class Forms {
         return 2; // CharBuffer, ShortBuffer
     }
 
+    /** Up to this many bytes, staged copies go element by element: a bulk copy's set-up costs more than a line's elements. */
+    static final int SMALL_BYTES = 64;
+
+    /**
+     * A communicator's scratch buffer (direct, native order) for the staged forms, with its typed
+     * views in native and in swapped byte order made once, so that a staged call allocates nothing.
+     */
+    static final class Scratch {
+        final ByteBuffer bytes;
+        private final Buffer[] views = new Buffer[12];
+
+        Scratch(int capacity) {
+            bytes = ByteBuffer.allocateDirect(capacity).order(ByteOrder.nativeOrder());
+            ByteOrder swapped = ByteOrder.nativeOrder() == ByteOrder.BIG_ENDIAN ? ByteOrder.LITTLE_ENDIAN : ByteOrder.BIG_ENDIAN;
+            for (int o = 0; o < 2; o++) {
+                ByteBuffer b = bytes.duplicate().order(o == 0 ? ByteOrder.nativeOrder() : swapped);
+                views[6 * o] = b.asIntBuffer();
+                views[6 * o + 1] = b.asLongBuffer();
+                views[6 * o + 2] = b.asFloatBuffer();
+                views[6 * o + 3] = b.asDoubleBuffer();
+                views[6 * o + 4] = b.asShortBuffer();
+                views[6 * o + 5] = b.asCharBuffer();
+            }
+        }
+
+        int capacity() {
+            return bytes.capacity();
+        }
+
+        /** The scratch memory seen as a buffer of {@code like}'s kind and byte order. */
+        Buffer viewLike(Buffer like) {
+            int o = order(like) == ByteOrder.nativeOrder() ? 0 : 6;
+            if (like instanceof IntBuffer) {
+                return views[o];
+            } else if (like instanceof LongBuffer) {
+                return views[o + 1];
+            } else if (like instanceof FloatBuffer) {
+                return views[o + 2];
+            } else if (like instanceof DoubleBuffer) {
+                return views[o + 3];
+            } else if (like instanceof ShortBuffer) {
+                return views[o + 4];
+            }
+            return views[o + 5];
+        }
+
+        IntBuffer ints() {
+            return (IntBuffer) views[0];
+        }
+
+        LongBuffer longs() {
+            return (LongBuffer) views[1];
+        }
+
+        FloatBuffer floats() {
+            return (FloatBuffer) views[2];
+        }
+
+        DoubleBuffer doubles() {
+            return (DoubleBuffer) views[3];
+        }
+    }
+
+    private static ByteOrder order(Buffer b) {
+        if (b instanceof IntBuffer) {
+            return ((IntBuffer) b).order();
+        } else if (b instanceof LongBuffer) {
+            return ((LongBuffer) b).order();
+        } else if (b instanceof FloatBuffer) {
+            return ((FloatBuffer) b).order();
+        } else if (b instanceof DoubleBuffer) {
+            return ((DoubleBuffer) b).order();
+        } else if (b instanceof ShortBuffer) {
+            return ((ShortBuffer) b).order();
+        } else if (b instanceof CharBuffer) {
+            return ((CharBuffer) b).order();
+        }
+        return ((ByteBuffer) b).order();
+    }
+
     /** Copies the first {@code bytes} of {@code b}'s data, as MPI would read them, to the start of {@code scratch}. */
-    static void copyIn(Object b, int form, ByteBuffer scratch, int bytes, DataType type) {
+    static void copyIn(Object b, int form, Scratch scratch, int bytes, DataType type, Whole whole) {
         if (form == ARRAY) {
             Object a = array(b);
             int off = offset(b);
             int n = bytes / type.size;
-            ByteBuffer s = scratch.duplicate().order(ByteOrder.nativeOrder());
             switch (type) {
                 case INT:
-                    s.asIntBuffer().put(0, (int[]) a, off, n);
+                    scratch.ints().put(0, (int[]) a, off, n);
                     break;
                 case LONG:
-                    s.asLongBuffer().put(0, (long[]) a, off, n);
+                    scratch.longs().put(0, (long[]) a, off, n);
                     break;
                 case FLOAT:
-                    s.asFloatBuffer().put(0, (float[]) a, off, n);
+                    scratch.floats().put(0, (float[]) a, off, n);
                     break;
                 default:
-                    s.asDoubleBuffer().put(0, (double[]) a, off, n);
+                    scratch.doubles().put(0, (double[]) a, off, n);
                     break;
             }
             return;
         }
-        Buffer src = whole((Buffer) b, bytes);
+        Buffer src = whole.of((Buffer) b, bytes);
         int n = bytes / elementBytes(src);
-        // A view of the scratch buffer in the source's own order: element copies then move raw bytes.
         if (src instanceof ByteBuffer) {
-            scratch.put(0, (ByteBuffer) src, 0, n);
-        } else if (src instanceof DoubleBuffer) {
-            DoubleBuffer v = (DoubleBuffer) src;
-            scratch.duplicate().order(v.order()).asDoubleBuffer().put(0, v, 0, n);
-        } else if (src instanceof LongBuffer) {
-            LongBuffer v = (LongBuffer) src;
-            scratch.duplicate().order(v.order()).asLongBuffer().put(0, v, 0, n);
-        } else if (src instanceof IntBuffer) {
+            scratch.bytes.put(0, (ByteBuffer) src, 0, n);
+            return;
+        }
+        // A view of the scratch buffer in the source's own order: element copies then move raw bytes.
+        Buffer dst = scratch.viewLike(src);
+        // element by element only in native order: plain loads and stores, every bit kept (a swapped view
+        // goes through the bulk copy, a raw memory copy between buffers of one order)
+        boolean small = bytes <= SMALL_BYTES && order(src) == ByteOrder.nativeOrder();
+        if (src instanceof IntBuffer) {
             IntBuffer v = (IntBuffer) src;
-            scratch.duplicate().order(v.order()).asIntBuffer().put(0, v, 0, n);
+            IntBuffer d = (IntBuffer) dst;
+            if (small) {
+                for (int i = 0; i < n; i++) {
+                    d.put(i, v.get(i));
+                }
+            } else {
+                d.put(0, v, 0, n);
+            }
         } else if (src instanceof FloatBuffer) {
             FloatBuffer v = (FloatBuffer) src;
-            scratch.duplicate().order(v.order()).asFloatBuffer().put(0, v, 0, n);
+            FloatBuffer d = (FloatBuffer) dst;
+            if (small) {
+                for (int i = 0; i < n; i++) {
+                    d.put(i, v.get(i));
+                }
+            } else {
+                d.put(0, v, 0, n);
+            }
+        } else if (src instanceof DoubleBuffer) {
+            DoubleBuffer v = (DoubleBuffer) src;
+            DoubleBuffer d = (DoubleBuffer) dst;
+            if (small) {
+                for (int i = 0; i < n; i++) {
+                    d.put(i, v.get(i));
+                }
+            } else {
+                d.put(0, v, 0, n);
+            }
+        } else if (src instanceof LongBuffer) {
+            LongBuffer v = (LongBuffer) src;
+            LongBuffer d = (LongBuffer) dst;
+            if (small) {
+                for (int i = 0; i < n; i++) {
+                    d.put(i, v.get(i));
+                }
+            } else {
+                d.put(0, v, 0, n);
+            }
         } else if (src instanceof ShortBuffer) {
-            ShortBuffer v = (ShortBuffer) src;
-            scratch.duplicate().order(v.order()).asShortBuffer().put(0, v, 0, n);
+            ((ShortBuffer) dst).put(0, (ShortBuffer) src, 0, n);
         } else {
-            CharBuffer v = (CharBuffer) src;
-            scratch.duplicate().order(v.order()).asCharBuffer().put(0, v, 0, n);
+            ((CharBuffer) dst).put(0, (CharBuffer) src, 0, n);
         }
     }
 
     /** Copies the start of {@code scratch} into {@code b}'s data, as MPI would write it. */
-    static void copyOut(ByteBuffer scratch, Object b, int form, int bytes, DataType type) {
+    static void copyOut(Scratch scratch, Object b, int form, int bytes, DataType type, Whole whole) {
         if (form == ARRAY) {
             Object a = array(b);
             int off = offset(b);
             int n = bytes / type.size;
-            ByteBuffer s = scratch.duplicate().order(ByteOrder.nativeOrder());
             switch (type) {
                 case INT:
-                    s.asIntBuffer().get(0, (int[]) a, off, n);
+                    scratch.ints().get(0, (int[]) a, off, n);
                     break;
                 case LONG:
-                    s.asLongBuffer().get(0, (long[]) a, off, n);
+                    scratch.longs().get(0, (long[]) a, off, n);
                     break;
                 case FLOAT:
-                    s.asFloatBuffer().get(0, (float[]) a, off, n);
+                    scratch.floats().get(0, (float[]) a, off, n);
                     break;
                 default:
-                    s.asDoubleBuffer().get(0, (double[]) a, off, n);
+                    scratch.doubles().get(0, (double[]) a, off, n);
                     break;
             }
             return;
         }
-        Buffer dst = whole((Buffer) b, bytes);
+        Buffer dst = whole.of((Buffer) b, bytes);
         int n = bytes / elementBytes(dst);
         if (dst instanceof ByteBuffer) {
-            ((ByteBuffer) dst).put(0, scratch, 0, n);
-        } else if (dst instanceof DoubleBuffer) {
-            DoubleBuffer v = (DoubleBuffer) dst;
-            v.put(0, scratch.duplicate().order(v.order()).asDoubleBuffer(), 0, n);
-        } else if (dst instanceof LongBuffer) {
-            LongBuffer v = (LongBuffer) dst;
-            v.put(0, scratch.duplicate().order(v.order()).asLongBuffer(), 0, n);
-        } else if (dst instanceof IntBuffer) {
+            ((ByteBuffer) dst).put(0, scratch.bytes, 0, n);
+            return;
+        }
+        Buffer src = scratch.viewLike(dst);
+        boolean small = bytes <= SMALL_BYTES && order(dst) == ByteOrder.nativeOrder();
+        if (dst instanceof IntBuffer) {
             IntBuffer v = (IntBuffer) dst;
-            v.put(0, scratch.duplicate().order(v.order()).asIntBuffer(), 0, n);
+            IntBuffer s = (IntBuffer) src;
+            if (small) {
+                for (int i = 0; i < n; i++) {
+                    v.put(i, s.get(i));
+                }
+            } else {
+                v.put(0, s, 0, n);
+            }
         } else if (dst instanceof FloatBuffer) {
             FloatBuffer v = (FloatBuffer) dst;
-            v.put(0, scratch.duplicate().order(v.order()).asFloatBuffer(), 0, n);
+            FloatBuffer s = (FloatBuffer) src;
+            if (small) {
+                for (int i = 0; i < n; i++) {
+                    v.put(i, s.get(i));
+                }
+            } else {
+                v.put(0, s, 0, n);
+            }
+        } else if (dst instanceof DoubleBuffer) {
+            DoubleBuffer v = (DoubleBuffer) dst;
+            DoubleBuffer s = (DoubleBuffer) src;
+            if (small) {
+                for (int i = 0; i < n; i++) {
+                    v.put(i, s.get(i));
+                }
+            } else {
+                v.put(0, s, 0, n);
+            }
+        } else if (dst instanceof LongBuffer) {
+            LongBuffer v = (LongBuffer) dst;
+            LongBuffer s = (LongBuffer) src;
+            if (small) {
+                for (int i = 0; i < n; i++) {
+                    v.put(i, s.get(i));
+                }
+            } else {
+                v.put(0, s, 0, n);
+            }
         } else if (dst instanceof ShortBuffer) {
-            ShortBuffer v = (ShortBuffer) dst;
-            v.put(0, scratch.duplicate().order(v.order()).asShortBuffer(), 0, n);
+            ((ShortBuffer) dst).put(0, (ShortBuffer) src, 0, n);
         } else {
-            CharBuffer v = (CharBuffer) dst;
-            v.put(0, scratch.duplicate().order(v.order()).asCharBuffer(), 0, n);
+            ((CharBuffer) dst).put(0, (CharBuffer) src, 0, n);
         }
-    }
-
-    /** {@code b}, or a duplicate of it whose limit is its capacity when the limit hides part of the data MPI would use. */
-    private static Buffer whole(Buffer b, int bytes) {
-        if ((long) b.limit() * elementBytes(b) >= bytes) {
-            return b;
-        }
-        Buffer d;
-        if (b instanceof ByteBuffer) {
-            d = ((ByteBuffer) b).duplicate();
-        } else if (b instanceof DoubleBuffer) {
-            d = ((DoubleBuffer) b).duplicate();
-        } else if (b instanceof LongBuffer) {
-            d = ((LongBuffer) b).duplicate();
-        } else if (b instanceof IntBuffer) {
-            d = ((IntBuffer) b).duplicate();
-        } else if (b instanceof FloatBuffer) {
-            d = ((FloatBuffer) b).duplicate();
-        } else if (b instanceof ShortBuffer) {
-            d = ((ShortBuffer) b).duplicate();
-        } else {
-            d = ((CharBuffer) b).duplicate();
-        }
-        return d.limit(d.capacity());
     }
 }

@@ -54,6 +54,8 @@ public final class MpiRouter {
      */
     private static volatile CommState last;
     private static volatile boolean finalized;
+    /** Whether this JVM ran {@link WarmUp} (on any communicator). */
+    private static volatile boolean warmed;
     private static boolean summaryLogged;
 
     private static final int REASONS = PassReason.ALL.length;
@@ -242,6 +244,10 @@ public final class MpiRouter {
             synchronized (LOCK) {
                 HISTORY.add(s);
             }
+            if (s.communicator != null) {
+                last = s;
+                warmUp(s);
+            }
         } else {
             CommState w = s.awaitSetUp();
             if (w == null) {
@@ -250,6 +256,36 @@ public final class MpiRouter {
         }
         last = s;
         return s;
+    }
+
+    /**
+     * {@link WarmUp} right after set-up, on every rank alike; a failure there is the first call's
+     * failure. The JIT's code serves every communicator, so a JVM warms once: the ranks of a new
+     * communicator agree (one allreduce on its sharp4j communicator, not counted) to skip the
+     * warm-up when every one of them has run it already, and to run it together otherwise.
+     */
+    private static void warmUp(CommState s) throws MPIException {
+        if (s.warmupRounds <= 0) {
+            return; // sharp4j.warmup=0
+        }
+        long t0 = System.nanoTime();
+        long jit;
+        try {
+            int[] all = {warmed ? 1 : 0};
+            s.communicator.allreduce(all, 0, 1, org.sharp4j.Op.MIN);
+            if (all[0] == 1) {
+                LOG.debug("sharp4j-mpi: routed paths on {}: warm already on every rank", s.name);
+                return;
+            }
+            jit = WarmUp.run(s, s.warmupRounds);
+            warmed = true;
+        } catch (MPIException | RuntimeException e) {
+            MPIException m = new MPIException("sharp4j warm-up on " + s.name + " failed: " + e.getMessage());
+            m.initCause(e);
+            throw m;
+        }
+        LOG.debug("sharp4j-mpi: routed paths on {} warmed up in {} ms ({} ms of it leaving the cores to the JIT compiler)",
+                s.name, (System.nanoTime() - t0) / 1_000_000, jit);
     }
 
     /**

@@ -37,9 +37,9 @@ class MpiAgentIT {
     /** For the timing: more timed solves. */
     static final String[] TIMING_ARGS = {"48", "5000", "1e-10", "201"};
     /** What MpiCases calls, by path and reason: the same on every rank and at every size. */
-    static final String CASES_SUMMARY = "allReduce: 22 routed, 7 passed to MPI (inter-communicator: 1, derived datatype: 1, "
+    static final String CASES_SUMMARY = "allReduce: 36 routed, 7 passed to MPI (inter-communicator: 1, derived datatype: 1, "
             + "predefined datatype sharp4j does not reduce: 1, user-defined op: 1, predefined op sharp4j does not support for the datatype: 1, "
-            + "count <= 0: 1, single-rank communicator: 1); reduce: 5 routed, 0 passed to MPI; "
+            + "count <= 0: 1, single-rank communicator: 1); reduce: 9 routed, 0 passed to MPI; "
             + "barrier: 3 routed, 1 passed to MPI (inter-communicator: 1); iAllReduce: 1 passed to MPI (non-blocking call: 1); "
             + "iReduce: 1 passed to MPI (non-blocking call: 1); iBarrier: 1 passed to MPI (non-blocking call: 1)";
     static final Pattern SUMMARY = Pattern.compile("sharp4j-mpi summary at MPI\\.Finalize \\(world rank 0\\): (.*)");
@@ -261,15 +261,36 @@ class MpiAgentIT {
         assertEquals(0, plain.exit(), plain::toString);
         assertTrue(plain.out().contains("ALL OK"), plain::toString);
 
-        Mpirun.Result r = Mpirun.run(2, Mpirun.java(), List.of(), agent(true), programCp, "mpiapps.MpiCases", List.of());
+        List<String> debug = new java.util.ArrayList<>(agent(true));
+        debug.add("-Dsharp4j.mpi.log.level=DEBUG");
+        Mpirun.Result r = Mpirun.run(2, Mpirun.java(), List.of(), debug, programCp, "mpiapps.MpiCases", List.of());
         assertEquals(0, r.exit(), r::toString);
         assertTrue(r.out().contains("ALL OK"), r::toString);
         assertEquals(CASES_SUMMARY, summary(r), r::toString);
+        // the router's warm-up ran on both ranks with MPI.COMM_WORLD, once per JVM (the split communicator's ranks agreed
+        // to skip it), and left no trace: without it (sharp4j.warmup=0) the counters and the first-call log lines of both
+        // ranks are the same
+        assertEquals(2, count(r.err(), "routed paths on MPI.COMM_WORLD warmed up in"), r::toString);
+        assertEquals(2, count(r.err(), "routed paths on communicator #2: warm already on every rank"), r::toString);
+        List<String> noWarm = new java.util.ArrayList<>(debug);
+        noWarm.add("-Dsharp4j.warmup=0");
+        Mpirun.Result cold = Mpirun.run(2, Mpirun.java(), List.of(), noWarm, programCp, "mpiapps.MpiCases", List.of());
+        assertEquals(0, cold.exit(), cold::toString);
+        assertTrue(cold.out().contains("ALL OK"), cold::toString);
+        assertEquals(CASES_SUMMARY, summary(cold), cold::toString);
+        assertEquals(0, count(cold.err(), "routed paths on "), cold::toString);
+        assertEquals(firstCalls(cold), firstCalls(r), r::toString);
         for (String why : List.of("user-defined op", "derived datatype", "inter-communicator", "non-blocking call")) {
             assertTrue(r.err().contains("passed to MPI: " + why + " (first such call"), () -> why + "\n" + r);
         }
         // the split communicator got its own sharp4j communicator, and was freed before Finalize
         assertTrue(r.err().contains("sharp4j communicator on communicator #"), r::toString);
+    }
+
+    /** The sorted "first ... routed through sharp4j" log lines of all ranks, without their time stamps. */
+    static List<String> firstCalls(Mpirun.Result r) {
+        return r.err().lines().filter(l -> l.contains("routed through sharp4j")).map(l -> l.substring(l.indexOf(' ') + 1)).sorted()
+                .collect(Collectors.toList());
     }
 
     /** The same cases at np 3: uneven trees, and an inter-communicator of groups of 2 and 1. */

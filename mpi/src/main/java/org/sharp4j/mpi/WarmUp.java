@@ -1,0 +1,213 @@
+package org.sharp4j.mpi;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.DoubleBuffer;
+import java.nio.FloatBuffer;
+import java.nio.IntBuffer;
+import java.nio.LongBuffer;
+import mpi.Datatype;
+import mpi.Intracomm;
+import mpi.MPI;
+import mpi.MPIException;
+
+/**
+ * Runs the routed paths, every buffer form, right after a communicator's sharp4j set-up, so that
+ * the JIT has compiled them before the program's first calls: without it the first thousand or so
+ * routed calls run interpreted or in C1 code, and every branch a call takes for the first time (a
+ * reduce, a receive buffer with limit 0, a typed view) throws compiled code away. Sharp4j's engine
+ * warms its own collectives at creation; this warms the router above it the same way.
+ *
+ * <p>Collective: every rank runs the same calls in the same order (it is entered from the first
+ * routed call on the communicator, which MPI requires to be the same call everywhere), once per JVM
+ * (see {@link MpiRouter}: the ranks of a later communicator agree to skip it when all have run it). The calls
+ * go through the instrumented {@code mpi.Comm} methods when the agent is installed (so the advice
+ * inlined there is compiled too), else through {@link MpiRouter}; on buffers of its own, and
+ * without trace: the communicator's routed counters and first-call log marks are restored
+ * afterwards and its buffer duplicates forgotten. {@code sharp4j.warmup=0} turns it off with the
+ * engine's; otherwise it makes {@value #CALLS_PER_ROUND} iterations of its loop per engine round, then sleeps
+ * while the JIT compiles what they queued (at most {@value #JIT_WAIT_MAX_MS} ms: until no compilation ended for
+ * {@value #JIT_QUIET_MS} ms), so that the program's first calls do not compete with the compiler for the cores.
+ */
+final class WarmUp {
+    /** Iterations of the loop below per {@code sharp4j.warmup} round (16 by default: 1,024 iterations, about 7,000 calls). */
+    static final int CALLS_PER_ROUND = 64;
+    /** After the calls, how long at most to leave the cores to the JIT compiler, and the quiet spell that ends it sooner. */
+    static final long JIT_WAIT_MAX_MS = 1000;
+    static final long JIT_QUIET_MS = 40;
+    /** Largest message warmed, in elements of 8 bytes (4 KiB): above it the bulk copies are the only path. */
+    private static final int BIG = 512;
+
+    private WarmUp() {
+    }
+
+    /**
+     * Warms {@code s} (set up, with a sharp4j communicator) for {@code rounds} engine warm-up rounds;
+     * returns the milliseconds it then slept waiting for the JIT compiler.
+     */
+    static long run(CommState s, int rounds) throws MPIException {
+        if (rounds <= 0 || s.communicator == null) {
+            return 0;
+        }
+        Object quiet = s.quiet();
+        try {
+            loop(s, rounds * CALLS_PER_ROUND);
+            // The calls above queued compilations; on a saturated machine the compiler threads would then compete with
+            // the program's first calls (a rank compiling while its peer waits for it). Sleep while they work, then
+            // leave together.
+            long slept = awaitCompilerQuiet(JIT_WAIT_MAX_MS, JIT_QUIET_MS);
+            s.communicator.barrier();
+            return slept;
+        } finally {
+            s.loud(quiet);
+        }
+    }
+
+    /**
+     * Sleeps until the JIT's total compilation time has not grown for {@code quietMs} (no
+     * compilation ended in that spell), or {@code maxMs} passed; returns the milliseconds slept.
+     * Without compilation-time monitoring: returns at once.
+     */
+    static long awaitCompilerQuiet(long maxMs, long quietMs) {
+        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
+            return 0;
+        }
+        long t0 = System.nanoTime();
+        long step = Math.max(1, quietMs / 4);
+        long last = jit.getTotalCompilationTime();
+        long quietSince = t0;
+        while (true) {
+            long now = System.nanoTime();
+            if (now - t0 >= maxMs * 1_000_000 || now - quietSince >= quietMs * 1_000_000) {
+                return (now - t0) / 1_000_000;
+            }
+            try {
+                Thread.sleep(step);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // kept for the program; stop waiting
+                return (System.nanoTime() - t0) / 1_000_000;
+            }
+            long total = jit.getTotalCompilationTime();
+            if (total != last) {
+                last = total;
+                quietSince = System.nanoTime();
+            }
+        }
+    }
+
+    private static void loop(CommState st, int iterations) throws MPIException {
+        Intracomm comm = st.mpiComm;
+        boolean viaComm = AgentStatus.installed;
+        int size = st.size;
+        // OSU-style direct ByteBuffers: explicit LITTLE_ENDIAN (= native here) order, a send buffer flipped after
+        // relative puts, a receive buffer flipped while empty (limit 0); and the same memory as typed views.
+        ByteBuffer send = MPI.newByteBuffer(BIG * 8).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer recv = MPI.newByteBuffer(BIG * 8).order(ByteOrder.LITTLE_ENDIAN);
+        send.position(send.capacity()).flip();
+        recv.flip();
+        ByteBuffer nat = MPI.newByteBuffer(BIG * 8);
+        ByteBuffer natOut = MPI.newByteBuffer(BIG * 8);
+        ByteBuffer big = ByteBuffer.allocateDirect(BIG * 8); // BIG_ENDIAN: Open MPI reduces its raw memory
+        ByteBuffer bigOut = ByteBuffer.allocateDirect(BIG * 8);
+        FloatBuffer fv = nat.asFloatBuffer();
+        FloatBuffer fvOut = natOut.asFloatBuffer();
+        DoubleBuffer dv = nat.asDoubleBuffer();
+        DoubleBuffer dvOut = natOut.asDoubleBuffer();
+        IntBuffer iv = nat.asIntBuffer();
+        IntBuffer ivOut = natOut.asIntBuffer();
+        LongBuffer lv = nat.asLongBuffer();
+        LongBuffer lvOut = natOut.asLongBuffer();
+        IntBuffer ivBig = big.asIntBuffer();
+        IntBuffer ivBigOut = bigOut.asIntBuffer();
+        ivOut.limit(0); // a typed receive view whose limit hides the data
+        int[] ia = new int[2 * BIG];
+        int[] iaOut = new int[2 * BIG];
+        long[] la = new long[BIG];
+        long[] laOut = new long[BIG];
+        float[] fa = new float[2 * BIG];
+        float[] faOut = new float[2 * BIG];
+        double[] da = new double[BIG];
+        double[] daOut = new double[BIG];
+        DoubleBuffer heap = DoubleBuffer.wrap(new double[BIG + 2], 1, BIG).slice();
+        DoubleBuffer heapOut = DoubleBuffer.wrap(new double[BIG + 2], 2, BIG).slice();
+        Datatype[] types = {MPI.INT, MPI.LONG, MPI.FLOAT, MPI.DOUBLE};
+        Object[] arrays = {ia, la, fa, da};
+        Object[] arraysOut = {iaOut, laOut, faOut, daOut};
+        Object[] views = {iv, lv, fv, dv};
+        Object[] viewsOut = {ivOut, lvOut, fvOut, dvOut};
+        mpi.Op[] ops = {MPI.SUM, MPI.PROD, MPI.MIN, MPI.MAX, MPI.BAND, MPI.BOR, MPI.BXOR, MPI.LAND, MPI.LOR};
+        for (int i = 0; i < iterations; i++) {
+            int root = i % size;
+            int t = i & 3;
+            int es = t == 0 || t == 2 ? 4 : 8;
+            // every call an OSU-style run makes, at one element: its hottest path
+            allReduce(viaComm, comm, send, recv, 1, MPI.FLOAT, MPI.SUM);
+            reduce(viaComm, comm, send, recv, 1, MPI.FLOAT, MPI.SUM, root);
+            allReduce(viaComm, comm, arrays[t], arraysOut[t], 1, types[t], MPI.SUM);
+            reduce(viaComm, comm, arrays[t], arraysOut[t], 1, types[t], MPI.SUM, root);
+            allReduce(viaComm, comm, views[t], viewsOut[t], 1, types[t], MPI.SUM);
+            if ((i & 3) == 0) {
+                // past the small-copy threshold, past the engine's inline area, and 4 KiB: the bulk paths
+                int count = (i & 4) == 0 ? 64 / es + 2 : (i & 8) == 0 ? 1024 / es : BIG * 8 / es;
+                allReduce(viaComm, comm, send, recv, count, types[t], MPI.SUM);
+                reduce(viaComm, comm, send, recv, count, types[t], MPI.MAX, root);
+                allReduce(viaComm, comm, arrays[t], arraysOut[t], count, types[t], MPI.SUM);
+                reduce(viaComm, comm, arrays[t], arraysOut[t], count, types[t], MPI.MAX, root);
+                allReduce(viaComm, comm, views[t], viewsOut[t], count, types[t], MPI.SUM);
+                reduce(viaComm, comm, views[t], viewsOut[t], count, types[t], MPI.MAX, root);
+            }
+            if ((i & 31) == 0) {
+                int count = 1 + (i >> 5) % 16;
+                // in place (null send: MPI_IN_PLACE; send == recv), heap buffers, big-endian direct buffers and
+                // views, an array with a direct buffer, every op on ints and longs, the floating ops on the rest
+                allReduce(viaComm, comm, null, arraysOut[t], count, types[t], MPI.SUM);
+                allReduce(viaComm, comm, natOut, natOut, count, types[t], MPI.SUM);
+                reduce(viaComm, comm, null, arraysOut[t], count, types[t], MPI.SUM, root);
+                reduce(viaComm, comm, recv, recv, count, types[t], MPI.SUM, root);
+                allReduce(viaComm, comm, heap, heapOut, count, MPI.DOUBLE, MPI.SUM);
+                allReduce(viaComm, comm, big, bigOut, count, types[t], MPI.SUM);
+                allReduce(viaComm, comm, ivBig, ivBigOut, count, MPI.INT, MPI.SUM);
+                allReduce(viaComm, comm, arrays[t], natOut, count, types[t], MPI.SUM);
+                mpi.Op op = ops[(i >> 5) % (t < 2 ? ops.length : 4)];
+                allReduce(viaComm, comm, arrays[t], arraysOut[t], count, types[t], op);
+                reduce(viaComm, comm, send, recv, count, types[t], op, root);
+                if (viaComm) {
+                    comm.barrier();
+                } else {
+                    MpiRouter.barrier(comm);
+                }
+            }
+        }
+    }
+
+    private static void allReduce(boolean viaComm, Intracomm comm, Object send, Object recv, int count, Datatype type, mpi.Op op)
+            throws MPIException {
+        if (viaComm) {
+            if (send == null) {
+                comm.allReduce(recv, count, type, op);
+            } else {
+                comm.allReduce(send, recv, count, type, op);
+            }
+        } else if (send == null) {
+            MpiRouter.allReduce(comm, recv, count, type, op);
+        } else {
+            MpiRouter.allReduce(comm, send, recv, count, type, op);
+        }
+    }
+
+    private static void reduce(boolean viaComm, Intracomm comm, Object send, Object recv, int count, Datatype type, mpi.Op op,
+            int root) throws MPIException {
+        if (viaComm) {
+            if (send == null) {
+                comm.reduce(recv, count, type, op, root);
+            } else {
+                comm.reduce(send, recv, count, type, op, root);
+            }
+        } else if (send == null) {
+            MpiRouter.reduce(comm, recv, count, type, op, root);
+        } else {
+            MpiRouter.reduce(comm, send, recv, count, type, op, root);
+        }
+    }
+}
