@@ -439,26 +439,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * not run against the program's first calls. Local; the first call lines the ranks up.
      */
     private static void settleJit() {
-        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
-        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
-            return;
-        }
-        long deadline = System.nanoTime() + 1_000_000_000L;
-        long last = jit.getTotalCompilationTime();
-        boolean interrupted = false;
-        for (int quiet = 0; quiet < 3 && System.nanoTime() < deadline; ) {
-            try {
-                Thread.sleep(10);
-            } catch (InterruptedException e) {
-                interrupted = true; // keep settling; the status is restored for the caller
-            }
-            long now = jit.getTotalCompilationTime();
-            quiet = now == last ? quiet + 1 : 0;
-            last = now;
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        JitIdle.await(1_000, 30);
     }
 
     /**

@@ -69,31 +69,7 @@ final class WarmUp {
      * Without compilation-time monitoring: returns at once.
      */
     static long awaitCompilerQuiet(long maxMs, long quietMs) {
-        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
-        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
-            return 0;
-        }
-        long t0 = System.nanoTime();
-        long step = Math.max(1, quietMs / 4);
-        long last = jit.getTotalCompilationTime();
-        long quietSince = t0;
-        while (true) {
-            long now = System.nanoTime();
-            if (now - t0 >= maxMs * 1_000_000 || now - quietSince >= quietMs * 1_000_000) {
-                return (now - t0) / 1_000_000;
-            }
-            try {
-                Thread.sleep(step);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt(); // kept for the program; stop waiting
-                return (System.nanoTime() - t0) / 1_000_000;
-            }
-            long total = jit.getTotalCompilationTime();
-            if (total != last) {
-                last = total;
-                quietSince = System.nanoTime();
-            }
-        }
+        return org.sharp4j.coll.JitIdle.await(maxMs, quietMs);
     }
 
     private static void loop(CommState st, int iterations) throws MPIException {

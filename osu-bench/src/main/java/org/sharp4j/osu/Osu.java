@@ -390,23 +390,7 @@ public final class Osu {
 
     /** Sleeps (not spins) until this JVM's JIT has been idle for 200 ms (at most 10 s), then a barrier. */
     static void jitSettle(Backend b) {
-        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
-        if (jit != null && jit.isCompilationTimeMonitoringSupported()) {
-            long deadline = System.nanoTime() + 10_000_000_000L;
-            long last = jit.getTotalCompilationTime();
-            int quiet = 0;
-            while (quiet < 10 && System.nanoTime() < deadline) {
-                try {
-                    Thread.sleep(20);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    break;
-                }
-                long now = jit.getTotalCompilationTime();
-                quiet = now == last ? quiet + 1 : 0;
-                last = now;
-            }
-        }
+        org.sharp4j.coll.JitIdle.await(10_000, 200);
         b.barrier();
     }
 

@@ -395,22 +395,7 @@ public final class Tuner {
 
     /** Sleeps (does not spin) until this JVM's JIT has been idle for 200 ms (10 s at most), then a bootstrap barrier. */
     static void jitSettle(Bootstrap boot) {
-        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
-        if (jit != null && jit.isCompilationTimeMonitoringSupported()) {
-            long deadline = System.nanoTime() + 10_000_000_000L;
-            long last = jit.getTotalCompilationTime();
-            for (int quiet = 0; quiet < 10 && System.nanoTime() < deadline; ) {
-                try {
-                    Thread.sleep(20);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    break;
-                }
-                long now = jit.getTotalCompilationTime();
-                quiet = now == last ? quiet + 1 : 0;
-                last = now;
-            }
-        }
+        org.sharp4j.coll.JitIdle.await(10_000, 200);
         boot.barrier();
     }
 
