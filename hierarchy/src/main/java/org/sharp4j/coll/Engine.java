@@ -96,6 +96,14 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     public final Payload src = new Payload();
     public final Payload dst = new Payload();
     private final int chunkBytes;
+    /**
+     * Chunks of a long tiled call that phase 3 takes as one unit after the call's first chunk
+     * ({@code sharp4j.internode.pipeline}), the same on every rank: 1 unless there are several
+     * nodes and every node has one socket (the flat tiled path; see {@link TiledAlgorithm}).
+     */
+    final int interUnit;
+    /** The node leader's staging area of one phase-3 unit ({@code interUnit} slots), else null. */
+    final java.nio.ByteBuffer interStage;
     private final long[] pids;
     private final boolean[] onMyHost;
     private final int[] localRanks;
@@ -190,6 +198,13 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         boolean oversubscribed = onHost > org.sharp4j.topology.CpuTopology.onlineCpus();
         this.waiter = new Waiter(WaitPolicy.parse(cfg.waitSpec(), WaitPolicy.defaults(oversubscribed, cfg.timeoutNanos())), this);
         this.chunkBytes = cfg.slotBytes();
+        boolean allFlat = true;
+        for (int nd = 0; nd < topo.nodeCount(); nd++) {
+            allFlat &= topo.socketCount(nd) == 1;
+        }
+        this.interUnit = topo.nodeCount() > 1 && allFlat ? cfg.interPipeline() : 1;
+        this.interStage = interUnit > 1 && localIndex == 0
+                ? java.nio.ByteBuffer.allocateDirect(interUnit * cfg.slotBytes()).order(java.nio.ByteOrder.nativeOrder()) : null;
         this.exchange = new ExchangeAlgorithm(this, chunkBytes, Math.max(topo.maxRanksPerNode(), 2));
 
         // Segment files: one per socket (created and first-touched by its leader), one per node.
@@ -612,14 +627,20 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     }
 
     void interNode(Collective kind, java.nio.ByteBuffer b, int off, int count, DataType t, Op op, int root, long desc) {
+        interNode(kind, b, off, count, t, op, root, desc, false);
+    }
+
+    /** Phase 3 of a part of a call; {@code more}: a later part (see {@link InterNodeStep}'s part methods). */
+    void interNode(Collective kind, java.nio.ByteBuffer b, int off, int count, DataType t, Op op, int root, long desc,
+            boolean more) {
         desc &= ~Desc.SHARED; // where this rank's input lay is a local matter
         try {
             switch (kind) {
                 case ALLREDUCE:
-                    inter.allreduce(b, off, count, t, op, desc, st);
+                    inter.allreduce(b, off, count, t, op, desc, st, more);
                     break;
                 case REDUCE:
-                    inter.reduce(b, off, count, t, op, topo.nodeOf(root), desc, st);
+                    inter.reduce(b, off, count, t, op, topo.nodeOf(root), desc, st, more);
                     break;
                 default:
                     inter.barrier(desc, st);
