@@ -51,6 +51,7 @@ class PipelinedInterNodeTest {
         Config c = cfg(nodes, pipeline, tune);
         ThreadRanks.run(nodes * rpn, c, comm -> {
             assertEquals("UCX k-nomial", comm.interNode());
+            assertEquals(pipeline, comm.engine().interUnit());
             long seed = 7_000 + 100 * nodes + 10 * rpn + pipeline;
             for (DataType t : DataType.values()) {
                 int slot = c.slotBytes() / t.size;
@@ -88,6 +89,37 @@ class PipelinedInterNodeTest {
      */
     static boolean orderKnown(int nodes, String alg, DataType t, Op op) {
         return nodes == 2 || alg.equals("sra") || t.integral || op == Op.MIN || op == Op.MAX;
+    }
+
+    /**
+     * Several sockets per node: the hierarchical tiled path hands phase 3 one chunk at a time, only
+     * the first with the spine; units are off for the whole job (every node must cut the same parts).
+     */
+    @ParameterizedTest(name = "{0} nodes x 2 sockets x {1} ranks")
+    @MethodSource("socketShapes")
+    void twoSocketsPerNodeOneChunkPerPart(int nodes, int perSocket) {
+        Config c = cfg(nodes, 4, "allreduce,reduce:0-inf:sra:radix=2").withSimulatedTopology(nodes, 2);
+        ThreadRanks.run(nodes * 2 * perSocket, c, comm -> {
+            assertEquals(1, comm.engine().interUnit());
+            long seed = 9_000 + nodes;
+            for (DataType t : DataType.values()) {
+                int slot = c.slotBytes() / t.size;
+                for (Op op : new Op[] {Op.SUM, Op.PROD, Op.MAX}) {
+                    if (!op.validFor(t)) {
+                        continue;
+                    }
+                    seed++;
+                    CollectiveCorrectnessTest.check(comm, Collective.ALLREDUCE, t, op, 5 * slot + 3, 0, seed, Api.values()[(int) (seed % 4)]);
+                    CollectiveCorrectnessTest.check(comm, Collective.REDUCE, t, op, 5 * slot + 3, (int) (seed % comm.size()),
+                            seed + 1_000_000, Api.values()[(int) (seed % 3)]);
+                }
+            }
+            comm.barrier();
+        });
+    }
+
+    static Stream<Arguments> socketShapes() {
+        return Stream.of(Arguments.of(2, 1), Arguments.of(2, 2), Arguments.of(3, 1));
     }
 
     /**

@@ -101,9 +101,9 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * ({@code sharp4j.internode.pipeline}), the same on every rank: 1 unless there are several
      * nodes and every node has one socket (the flat tiled path; see {@link TiledAlgorithm}).
      */
-    final int interUnit;
+    int interUnit = 1;
     /** The node leader's staging area of one phase-3 unit ({@code interUnit} slots), else null. */
-    final java.nio.ByteBuffer interStage;
+    java.nio.ByteBuffer interStage;
     private final long[] pids;
     private final boolean[] onMyHost;
     private final int[] localRanks;
@@ -198,13 +198,6 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         boolean oversubscribed = onHost > org.sharp4j.topology.CpuTopology.onlineCpus();
         this.waiter = new Waiter(WaitPolicy.parse(cfg.waitSpec(), WaitPolicy.defaults(oversubscribed, cfg.timeoutNanos())), this);
         this.chunkBytes = cfg.slotBytes();
-        boolean allFlat = true;
-        for (int nd = 0; nd < topo.nodeCount(); nd++) {
-            allFlat &= topo.socketCount(nd) == 1;
-        }
-        this.interUnit = topo.nodeCount() > 1 && allFlat ? cfg.interPipeline() : 1;
-        this.interStage = interUnit > 1 && localIndex == 0
-                ? java.nio.ByteBuffer.allocateDirect(interUnit * cfg.slotBytes()).order(java.nio.ByteOrder.nativeOrder()) : null;
         this.exchange = new ExchangeAlgorithm(this, chunkBytes, Math.max(topo.maxRanksPerNode(), 2));
 
         // Segment files: one per socket (created and first-touched by its leader), one per node.
@@ -285,6 +278,15 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             phase3 = InterNodeSteps.create(boot, cfg, topo, this);
             this.inter = phase3.step;
             this.interName = phase3.description;
+            // Units need every node on the flat tiled path; an offload (SHARP) pipelines a slot into
+            // its own operations and keeps one phase-3 call per slot (the choice is the same on every rank).
+            boolean allFlat = true;
+            for (int nd = 0; nd < topo.nodeCount(); nd++) {
+                allFlat &= topo.socketCount(nd) == 1;
+            }
+            this.interUnit = topo.nodeCount() > 1 && allFlat && !phase3.offloaded ? cfg.interPipeline() : 1;
+            this.interStage = interUnit > 1 && localIndex == 0
+                    ? java.nio.ByteBuffer.allocateDirect(interUnit * cfg.slotBytes()).order(java.nio.ByteOrder.nativeOrder()) : null;
             if (cfg.warmupRounds() > 0) {
                 long t0 = System.nanoTime();
                 warmUp(cfg.warmupRounds());
@@ -493,6 +495,11 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
 
     public Waiter waiter() {
         return waiter;
+    }
+
+    /** Slots per phase-3 unit of a long call ({@code sharp4j.internode.pipeline}, or 1 where units are off). */
+    public int interUnit() {
+        return interUnit;
     }
 
     /** Bytes of this rank's shared buffer. */
