@@ -35,6 +35,8 @@ public final class Config {
     public static final long DEFAULT_TIMEOUT_NANOS = 300_000_000_000L;
     /** Rounds of the JIT warm-up run when a communicator is created (see Engine.warmUp). */
     public static final int DEFAULT_WARMUP_ROUNDS = 16;
+    /** Default of {@code sharp4j.internode.pipeline}. */
+    public static final int DEFAULT_INTER_PIPELINE = 4;
 
     // Effectively final: only the private copy-and-set methods below write them.
     private int simulatedNodes;
@@ -49,6 +51,7 @@ public final class Config {
     private boolean groupByNuma;
     private int warmupRounds = DEFAULT_WARMUP_ROUNDS;
     private String interNode = "auto";
+    private int interPipeline = DEFAULT_INTER_PIPELINE;
 
     private Config() {
     }
@@ -67,6 +70,7 @@ public final class Config {
         c.groupByNuma = groupByNuma;
         c.warmupRounds = warmupRounds;
         c.interNode = interNode;
+        c.interPipeline = interPipeline;
         return c;
     }
 
@@ -88,6 +92,10 @@ public final class Config {
         }
         if (interNode == null || interNode.isEmpty()) {
             throw new IllegalArgumentException("sharp4j.internode must be auto or a host path id such as shm or ucx");
+        }
+        if (interPipeline != 1 && interPipeline != 2 && interPipeline != 4) {
+            throw new IllegalArgumentException("sharp4j.internode.pipeline must be 1, 2 or 4 (chunks per inter-node unit, "
+                    + "a divisor of the 4 slot sets), got " + interPipeline);
         }
         if (table == null || shmDir == null) {
             throw new NullPointerException("tuning and shm dir must not be null");
@@ -131,6 +139,18 @@ public final class Config {
                 throw new IllegalArgumentException("must be auto or a host path id such as shm or ucx");
             }
             return id;
+        });
+        c.interPipeline = prop(p, "sharp4j.internode.pipeline", Integer.toString(DEFAULT_INTER_PIPELINE), v -> {
+            int d;
+            try {
+                d = Integer.parseInt(v.trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("must be 1, 2 or 4");
+            }
+            if (d != 1 && d != 2 && d != 4) {
+                throw new IllegalArgumentException("must be 1, 2 or 4 (chunks per inter-node unit, a divisor of the 4 slot sets)");
+            }
+            return d;
         });
         return c.validated();
     }
@@ -280,6 +300,7 @@ public final class Config {
         out.add("sharp4j.shm.dir=" + shmDir);
         out.add("sharp4j.warmup=" + warmupRounds);
         out.add("sharp4j.internode=" + interNode);
+        out.add("sharp4j.internode.pipeline=" + interPipeline);
         StringBuilder rules = new StringBuilder();
         for (TuningTable.Source src : table.sources()) {
             rules.append(src.level().label()).append(':');
@@ -343,6 +364,21 @@ public final class Config {
     /** "auto" or the id of the forced inter-node host path. */
     public String interNode() {
         return interNode;
+    }
+
+    /**
+     * Slots of a long call that phase 3 takes as one unit ({@code sharp4j.internode.pipeline}: 1, 2
+     * or 4; see {@code TiledAlgorithm}).
+     */
+    public int interPipeline() {
+        return interPipeline;
+    }
+
+    /** A copy with another {@link #interPipeline()} (1, 2 or 4). */
+    public Config withInterPipeline(int chunks) {
+        Config c = copy();
+        c.interPipeline = chunks;
+        return c.validated();
     }
 
     /** Rounds of collectives run at creation so the JIT sees every path ({@code sharp4j.warmup}, 0 = off). */

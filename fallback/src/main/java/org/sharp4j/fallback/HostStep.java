@@ -50,7 +50,19 @@ import org.sharp4j.tuning.CompiledTable;
  *       only when the spine ended ok, so data rounds never see a disagreement, and a mismatch
  *       leaves no message behind.</li>
  * </ul>
- * A barrier is the header-only spine itself (radix kc: the table's barrier radix is not used).
+ *
+ * <h2>Parts of a long call</h2>
+ * The engine hands a long call to phase 3 in parts (the first chunk, then units of
+ * {@code sharp4j.internode.pipeline} slots), the same parts on every node. The first part runs as
+ * above: its spine compares the descriptor of the <em>call</em> (count, type, op, root of the
+ * whole call), and every leader ends it with the same status. Only if that status is ok does any
+ * leader reach a later part (otherwise every rank throws), so a later part ({@code more = true})
+ * runs its data rounds only, with no spine: a long call pays one spine, not one per slot. The
+ * parts' sizes follow from the call's count, which the first spine compared, so the leaders run
+ * the same data rounds. Failures in a later part are caught as in any call (the waiter's probe,
+ * the transport's peer failure, aborts).
+ *
+ * <p>A barrier is the header-only spine itself (radix kc: the table's barrier radix is not used).
  * After a mismatch the step stays usable (every message of the call was matched). A receive
  * truncated by a peer (impossible between leaders running this class) is recorded as a mismatch
  * blaming that peer; then the leaders fail with a mismatch but may name different pairs.
@@ -165,21 +177,33 @@ public final class HostStep implements RecoverableStep {
 
     @Override
     public void allreduce(ByteBuffer buf, int off, int count, DataType type, Op op, long desc, CallStatus status) {
-        run(Collective.ALLREDUCE, buf, off, count, type, op, 0, desc, status);
+        run(Collective.ALLREDUCE, buf, off, count, type, op, 0, desc, status, false);
     }
 
     @Override
     public void reduce(ByteBuffer buf, int off, int count, DataType type, Op op, int rootNode, long desc, CallStatus status) {
-        run(Collective.REDUCE, buf, off, count, type, op, rootNode, desc, status);
+        run(Collective.REDUCE, buf, off, count, type, op, rootNode, desc, status, false);
+    }
+
+    /** A later part of a long call: data rounds only (class comment, "Parts of a long call"). */
+    @Override
+    public void allreduce(ByteBuffer buf, int off, int count, DataType type, Op op, long desc, CallStatus status, boolean more) {
+        run(Collective.ALLREDUCE, buf, off, count, type, op, 0, desc, status, more);
+    }
+
+    @Override
+    public void reduce(ByteBuffer buf, int off, int count, DataType type, Op op, int rootNode, long desc, CallStatus status,
+            boolean more) {
+        run(Collective.REDUCE, buf, off, count, type, op, rootNode, desc, status, more);
     }
 
     @Override
     public void barrier(long desc, CallStatus status) {
-        run(Collective.BARRIER, null, 0, 0, null, null, 0, desc, status);
+        run(Collective.BARRIER, null, 0, 0, null, null, 0, desc, status, false);
     }
 
     private void run(Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode, long desc,
-            CallStatus status) {
+            CallStatus status, boolean more) {
         if (broken != null) {
             throw new Sharp4jException(name + ": unusable after an earlier failure: " + broken.getMessage(), broken);
         }
@@ -192,7 +216,11 @@ public final class HostStep implements RecoverableStep {
         x.begin(++seq, desc, status);
         caller = Thread.currentThread();
         try {
-            main.collective(c, buf, off, count, t, op, rootNode);
+            if (more) {
+                main.data(c, buf, off, count, t, op, rootNode);
+            } else {
+                main.collective(c, buf, off, count, t, op, rootNode);
+            }
         } catch (RuntimeException e) {
             RuntimeException reported = blameFromAbort(e);
             fail(reported);
@@ -238,14 +266,31 @@ public final class HostStep implements RecoverableStep {
             } else {
                 barrier.run(patterns[spineRadix]);
                 if (x.ok()) {
-                    if (a == Algorithm.SRA) {
-                        sra.run(p, buf, off, count, t, op);
-                    } else if (c == Collective.REDUCE) {
-                        tree.run(n, k, me, rootNode, buf, off, count, t, op);
-                    } else {
-                        knomial.run(p, buf, off, count, t, op);
-                    }
+                    data(c, buf, off, count, t, op, rootNode);
                 }
+            }
+        }
+
+        /** The data rounds alone: after a spine that ended ok, or for a later part of a call whose first part did. */
+        void data(Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode) {
+            final long bytes = (long) count * t.size;
+            final Algorithm a = algorithm(c, bytes);
+            final int k = radix(c, bytes);
+            final KnomialPattern p = patterns[k];
+            if (k == spineRadix && bytes <= frag) {
+                // As a whole call of this size would run (merged rounds cost no extra round), so a
+                // part folds in the same bracket as the call's first part.
+                if (a == Algorithm.SRA) {
+                    sra.runMerged(p, buf, off, count, t, op);
+                } else {
+                    knomial.runMerged(p, buf, off, count, t, op);
+                }
+            } else if (a == Algorithm.SRA) {
+                sra.run(p, buf, off, count, t, op);
+            } else if (c == Collective.REDUCE) {
+                tree.run(n, k, me, rootNode, buf, off, count, t, op);
+            } else {
+                knomial.run(p, buf, off, count, t, op);
             }
         }
     }

@@ -96,6 +96,14 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     public final Payload src = new Payload();
     public final Payload dst = new Payload();
     private final int chunkBytes;
+    /**
+     * Chunks of a long tiled call that phase 3 takes as one unit after the call's first chunk
+     * ({@code sharp4j.internode.pipeline}), the same on every rank: 1 unless there are several
+     * nodes and every node has one socket (the flat tiled path; see {@link TiledAlgorithm}).
+     */
+    int interUnit = 1;
+    /** The node leader's staging area of one phase-3 unit ({@code interUnit} slots), else null. */
+    java.nio.ByteBuffer interStage;
     private final long[] pids;
     private final boolean[] onMyHost;
     private final int[] localRanks;
@@ -270,6 +278,15 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             phase3 = InterNodeSteps.create(boot, cfg, topo, this);
             this.inter = phase3.step;
             this.interName = phase3.description;
+            // Units need every node on the flat tiled path; an offload (SHARP) pipelines a slot into
+            // its own operations and keeps one phase-3 call per slot (the choice is the same on every rank).
+            boolean allFlat = true;
+            for (int nd = 0; nd < topo.nodeCount(); nd++) {
+                allFlat &= topo.socketCount(nd) == 1;
+            }
+            this.interUnit = topo.nodeCount() > 1 && allFlat && !phase3.offloaded ? cfg.interPipeline() : 1;
+            this.interStage = interUnit > 1 && localIndex == 0
+                    ? java.nio.ByteBuffer.allocateDirect(interUnit * cfg.slotBytes()).order(java.nio.ByteOrder.nativeOrder()) : null;
             if (cfg.warmupRounds() > 0) {
                 long t0 = System.nanoTime();
                 warmUp(cfg.warmupRounds());
@@ -563,6 +580,11 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         return waiter;
     }
 
+    /** Slots per phase-3 unit of a long call ({@code sharp4j.internode.pipeline}, or 1 where units are off). */
+    public int interUnit() {
+        return interUnit;
+    }
+
     /** Bytes of this rank's shared buffer. */
     public int sharedBytes() {
         return sock.sharedBytes;
@@ -695,14 +717,20 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     }
 
     void interNode(Collective kind, java.nio.ByteBuffer b, int off, int count, DataType t, Op op, int root, long desc) {
+        interNode(kind, b, off, count, t, op, root, desc, false);
+    }
+
+    /** Phase 3 of a part of a call; {@code more}: a later part (see {@link InterNodeStep}'s part methods). */
+    void interNode(Collective kind, java.nio.ByteBuffer b, int off, int count, DataType t, Op op, int root, long desc,
+            boolean more) {
         desc &= ~Desc.SHARED; // where this rank's input lay is a local matter
         try {
             switch (kind) {
                 case ALLREDUCE:
-                    inter.allreduce(b, off, count, t, op, desc, st);
+                    inter.allreduce(b, off, count, t, op, desc, st, more);
                     break;
                 case REDUCE:
-                    inter.reduce(b, off, count, t, op, topo.nodeOf(root), desc, st);
+                    inter.reduce(b, off, count, t, op, topo.nodeOf(root), desc, st, more);
                     break;
                 default:
                     inter.barrier(desc, st);

@@ -64,10 +64,17 @@ final class InterNodeSteps {
     static final class Choice {
         final InterNodeStep step;
         final String description;
+        /** Whether an offload engaged on some node leader (the same on every rank). */
+        final boolean offloaded;
 
         Choice(InterNodeStep step, String description) {
+            this(step, description, false);
+        }
+
+        Choice(InterNodeStep step, String description, boolean offloaded) {
             this.step = step;
             this.description = description;
+            this.offloaded = offloaded;
         }
     }
 
@@ -135,6 +142,7 @@ final class InterNodeSteps {
         }
         InterNodeStep step = host.create(ctx, null);
         String description = host.name();
+        boolean offloaded = false;
         for (InterNodeProvider off : offloads) {
             String objection = agree(boot, off, ctx);
             if (objection == null) {
@@ -151,6 +159,7 @@ final class InterNodeSteps {
                 step = wrapped;
                 if (any) {
                     description = off.name() + " over " + description;
+                    offloaded = true;
                 }
                 break;
             }
@@ -158,7 +167,7 @@ final class InterNodeSteps {
                 LOG.info("sharp4j: {} not used: {}", off.name(), objection);
             }
         }
-        return new Choice(step, description);
+        return new Choice(step, description, offloaded);
     }
 
     /** Null when every rank can use {@code pr}, else the first objection (with its rank). */

@@ -32,6 +32,33 @@ import org.sharp4j.tuning.Collective;
  * {@link ShmLevel}'s reuse rule (a member writes its tile of chunk c only after every member's
  * ARRIVED of chunk c, i.e. after every member finished chunk c-1, including a Reduce root's read-out).
  *
+ * <h2>Several nodes: phase 3 in parts</h2>
+ * The node leader hands phase 3 the call's first chunk alone (its inter-node argument check covers
+ * the whole call's descriptor, and every node leader ends it with the same status: not ok, every
+ * rank throws after it), then units of D = {@code sharp4j.internode.pipeline} chunks (1, 2, 4)
+ * marked as later parts of the call, which a host path runs without its argument check. Units are
+ * cut by chunk index (chunk 0; 1..D; D+1..2D; ...; the rest), so every node passes the same
+ * parts. A unit's chunks lie in up to D different result sets, so the leader gathers each chunk
+ * into a private staging area as its tiles complete, runs phase 3 once on the unit, copies the
+ * result back into each chunk's result set and publishes RELEASED (with the status) on the
+ * unit's last chunk only. Other members publish TILED and go straight on to the next chunk;
+ * at a unit's last chunk they wait for that RELEASED and copy out all its chunks. Why the sets'
+ * reuse stays safe without acknowledgment, for D &lt;= 4 = {@link ShmLevel#SETS}:
+ * <ul>
+ *   <li>chunk c's result set is next written by tiles of chunk c+4, after every member's
+ *       ARRIVED of c+4, i.e. after every member finished chunk c+3; the unit holding c ends at
+ *       the latest at c+D-1 &lt;= c+3, where its members copied c out;</li>
+ *   <li>the RELEASED of a unit's last chunk e (state and status in the leader's control block of
+ *       set(e)) is next overwritten by the leader's ARRIVED of e+4, which follows every member's
+ *       ARRIVED of e+3, i.e. every member's end of chunk e+2 &gt; e, where it read the release;</li>
+ *   <li>slots and the ARRIVED/TILED words are used as before (a member's TILED of c does not
+ *       wait for the release of c, but it did wait for every ARRIVED of c, which is all the slot
+ *       rule needs).</li>
+ * </ul>
+ * So D chunks reach phase 3 in one call: one set of inter-node latencies per D slots, and no
+ * argument check after the first chunk. The staging costs the leader two copies of the unit
+ * (memory bandwidth, small against the network).
+ *
  * <h2>Several sockets</h2>
  * Phase 1 as above into the node segment, phase 2 by the socket leaders over the sockets' results,
  * then one central release per chunk from the node leader (after phase 3); everyone copies the
@@ -69,10 +96,20 @@ final class TiledAlgorithm {
         if (shared) {
             desc |= Desc.SHARED;
         }
-        for (int first = 0; first < count; first += chunkElems) {
+        // Phase 3 in parts (class comment): the first chunk alone, then units of D chunks.
+        final int unit = severalNodes && count > chunkElems ? e.interUnit : 1;
+        final java.nio.ByteBuffer stage = e.interStage;
+        int unitFirst = 0; // first element of the current unit
+        long unitSeq = 0; // sequence number of its first chunk
+        int chunk = 0; // index of the chunk in this call
+        for (int first = 0; first < count; first += chunkElems, chunk++) {
             final int n = Math.min(chunkElems, count - first);
             final long s = e.nextSeq();
             final int set = ShmLevel.set(s);
+            if (chunk == 0 || unit == 1 || (chunk - 1) % unit == 0) {
+                unitFirst = first;
+                unitSeq = s;
+            }
             st.reset();
             if (!shared) {
                 e.src.copyIn(sock, sock.slot(set, me), t, first, n);
@@ -112,13 +149,36 @@ final class TiledAlgorithm {
             }
             sock.publish(set, ShmLevel.TILED, s, desc, st);
             if (severalNodes) {
+                // The unit ends with the call's first chunk (its phase 3 checks the call; a local
+                // mismatch, which every chunk's descriptor would show, shows there), after D more
+                // chunks, and at the call's end: the same units on every node.
+                final boolean unitEnd = chunk == 0 || unit == 1 || chunk % unit == 0 || first + n == count;
+                final boolean staged = unit > 1 && chunk > 0;
                 if (me == 0) {
                     for (int m = 1; m < q; m++) {
                         sock.awaitTiled(set, m, s, desc, w, st);
                     }
-                    e.interNode(kind, sock.buf, res, n, t, op, root, desc); // phase 3, even after a mismatch: the others wait in it
+                    if (staged) { // a unit spans up to D sets, not contiguous: gather it for phase 3
+                        ShmLevel.copy(stage, (first - unitFirst) * size, sock.buf, res, n * size);
+                    }
+                    if (!unitEnd) {
+                        continue;
+                    }
+                    if (staged) {
+                        e.interNode(kind, stage, 0, first + n - unitFirst, t, op, root, desc, true);
+                        for (long u = unitSeq; u <= s; u++) { // back into each chunk's result set
+                            int f = unitFirst + (int) (u - unitSeq) * chunkElems;
+                            ShmLevel.copy(sock.buf, sock.result(ShmLevel.set(u)), stage, (f - unitFirst) * size,
+                                    Math.min(chunkElems, count - f) * size);
+                        }
+                    } else { // phase 3, even after a mismatch: the others wait in it
+                        e.interNode(kind, sock.buf, res, n, t, op, root, desc, chunk > 0);
+                    }
                     sock.publish(set, ShmLevel.RELEASED, s, desc, st);
                 } else {
+                    if (!unitEnd) {
+                        continue; // on to the next chunk: the leader releases the unit at its last set
+                    }
                     st.reset(); // the node leader's verdict, which merged every node's
                     sock.await(set, 0, ShmLevel.RELEASED, s, w, st);
                 }
@@ -126,7 +186,10 @@ final class TiledAlgorithm {
                     throw st.toException();
                 }
                 if (gets) {
-                    e.dst.copyOut(sock, res, t, first, n);
+                    for (long u = unitSeq; u <= s; u++) {
+                        int f = unitFirst + (int) (u - unitSeq) * chunkElems;
+                        e.dst.copyOut(sock, sock.result(ShmLevel.set(u)), t, f, Math.min(chunkElems, count - f));
+                    }
                 }
                 continue;
             }
@@ -182,6 +245,7 @@ final class TiledAlgorithm {
             final long s = e.nextSeq();
             final int set = ShmLevel.set(s);
             st.reset();
+            final boolean more = first > 0; // a later chunk: the first one's phase 3 checked the call
             final int q = sock.members;
             final int me = sock.me;
             if (!e.src.isShared()) {
@@ -241,7 +305,7 @@ final class TiledAlgorithm {
                     top.awaitTiled(set, m, s, desc, e.waiter, st);
                 }
                 if (e.inter != null) { // even after a mismatch: the other node leaders are waiting in it
-                    e.interNode(kind, resLvl.buf, resOff, n, t, op, root, desc);                  // phase 3
+                    e.interNode(kind, resLvl.buf, resOff, n, t, op, root, desc, more);            // phase 3
                 }
                 top.publish(set, ShmLevel.RELEASED, s, desc, st);
                 if (top == node && q > 1) {

@@ -26,6 +26,25 @@ public interface InterNodeStep extends AutoCloseable {
     /** In place; on return the result is needed only on the leader of {@code rootNode}. */
     void reduce(ByteBuffer buf, int off, int count, DataType type, Op op, int rootNode, long desc, CallStatus status);
 
+    /**
+     * A long call reaches phase 3 in several parts (consecutive ranges of the vector, in order, the
+     * same on every node). {@code more = false}: the call's first part, or a whole call, checked as
+     * above. {@code more = true}: a later part of the call whose first part this step ran and that
+     * ended ok on every node leader (else the engine would have thrown), so the call's arguments
+     * were compared then and an implementation may run the data rounds only (the UCX host path
+     * skips its spine). The default runs the full call, argument check included.
+     */
+    default void allreduce(ByteBuffer buf, int off, int count, DataType type, Op op, long desc, CallStatus status,
+            boolean more) {
+        allreduce(buf, off, count, type, op, desc, status);
+    }
+
+    /** {@link #reduce}, a part of a long call: see {@link #allreduce(ByteBuffer, int, int, DataType, Op, long, CallStatus, boolean)}. */
+    default void reduce(ByteBuffer buf, int off, int count, DataType type, Op op, int rootNode, long desc, CallStatus status,
+            boolean more) {
+        reduce(buf, off, count, type, op, rootNode, desc, status);
+    }
+
     /** Returns once every node leader called it. */
     void barrier(long desc, CallStatus status);
 

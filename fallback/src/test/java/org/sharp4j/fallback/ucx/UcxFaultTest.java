@@ -24,11 +24,14 @@ import org.sharp4j.it.StressMain;
 class UcxFaultTest {
     static final int TIMEOUT_S = 4;
 
-    @ParameterizedTest(name = "{0} of rank {1} ({2})")
-    @CsvSource({"KILL,2,leader of node 1", "STOP,2,leader of node 1", "STOP,3,member of node 1", "STOP,0,leader of node 0"})
-    void everySurvivorNamesTheVictimAndUcxClosesCleanly(String signal, int victim, String role) throws Exception {
+    @ParameterizedTest(name = "{0} of rank {1} ({2}), {3} slots")
+    @CsvSource({"KILL,2,leader of node 1,64k", "STOP,2,leader of node 1,64k", "STOP,3,member of node 1,64k",
+        "STOP,0,leader of node 0,64k", "KILL,2,leader of node 1,4k", "STOP,0,leader of node 0,4k"})
+    void everySurvivorNamesTheVictimAndUcxClosesCleanly(String signal, int victim, String role, String slot) throws Exception {
         int np = 4;
-        List<String> jvm = List.of("-Dsharp4j.internode=ucx", "-Dsharp4j.timeout=" + TIMEOUT_S);
+        // 4 KiB slots: one call in ten is long enough for phase 3 in parts (first slot, then units of 4), so a
+        // leader dies or stops inside them too.
+        List<String> jvm = List.of("-Dsharp4j.internode=ucx", "-Dsharp4j.timeout=" + TIMEOUT_S, "-Dsharp4j.slot.bytes=" + slot);
         try (FaultRig job = new FaultRig(FaultRig.launcher(jvm, "-np", "4", "--nodes", "2", "--grace", "20",
                 StressMain.class.getName(), "-1", "23"), List.of())) {
             long[] pids = job.awaitReady(np, 180);
@@ -44,7 +47,7 @@ class UcxFaultTest {
             List<String> left = job.leftovers(List.of("sharp4j", "jucx"), pids);
             String[] errs = job.errors(np);
             boolean aborted = job.crashed();
-            FaultRig.row("launcher 2 nodes x 2, UCX phase 3", (signal.equals("KILL") ? "kill -9 " : "SIGSTOP ") + role
+            FaultRig.row("launcher 2 nodes x 2, UCX phase 3" + (slot.equals("64k") ? "" : ", " + slot + " slots"), (signal.equals("KILL") ? "kill -9 " : "SIGSTOP ") + role
                     + " (rank " + victim + ")", FaultRig.summarize(errs, victim) + (aborted ? "; a JVM ABORTED" : ""), seen,
                     "launcher " + exit, left);
             assertNotEquals(0, exit, job.output());
