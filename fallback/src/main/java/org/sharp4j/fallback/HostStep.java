@@ -162,6 +162,14 @@ public final class HostStep implements RecoverableStep {
         return spineRadix;
     }
 
+    /**
+     * Bytes of the user's call a phase-3 part belongs to (its count is in the call's descriptor):
+     * the size the table's rules are keyed by, the same on every leader for every part.
+     */
+    static long callBytes(long desc, int count, DataType t) {
+        return t == null ? 0 : Math.max((long) count, desc & 0x7FFFFFFFL) * t.size;
+    }
+
     private Algorithm algorithm(Collective c, long bytes) {
         Algorithm a = table.interAlgorithm(c, bytes);
         return a == Algorithm.SRA ? Algorithm.SRA : Algorithm.KNOMIAL;
@@ -213,13 +221,17 @@ public final class HostStep implements RecoverableStep {
         if (n == 1) {
             return;
         }
+        // The table's rules are keyed by the size of the user's call, which a long call's phase 3
+        // sees in parts (a slot, or a unit of slots): take the algorithm and radix of the whole
+        // call (its count is in desc) for every part, as sharp4j tune measured them.
+        final long callBytes = callBytes(desc, count, t);
         x.begin(++seq, desc, status);
         caller = Thread.currentThread();
         try {
             if (more) {
-                main.data(c, buf, off, count, t, op, rootNode);
+                main.data(c, buf, off, count, t, op, rootNode, callBytes);
             } else {
-                main.collective(c, buf, off, count, t, op, rootNode);
+                main.collective(c, buf, off, count, t, op, rootNode, callBytes);
             }
         } catch (RuntimeException e) {
             RuntimeException reported = blameFromAbort(e);
@@ -248,14 +260,14 @@ public final class HostStep implements RecoverableStep {
         }
 
         /** The call's spine and data rounds (class comment), after {@code x.begin}. */
-        void collective(Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode) {
+        void collective(Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode, long callBytes) {
             final long bytes = t == null ? 0 : (long) count * t.size;
             if (c == Collective.BARRIER) {
                 barrier.run(patterns[spineRadix]);
                 return;
             }
-            final Algorithm a = algorithm(c, bytes);
-            final int k = radix(c, bytes);
+            final Algorithm a = algorithm(c, callBytes);
+            final int k = radix(c, callBytes);
             final KnomialPattern p = patterns[k];
             if (k == spineRadix && bytes <= frag) {
                 if (a == Algorithm.SRA) {
@@ -266,16 +278,16 @@ public final class HostStep implements RecoverableStep {
             } else {
                 barrier.run(patterns[spineRadix]);
                 if (x.ok()) {
-                    data(c, buf, off, count, t, op, rootNode);
+                    data(c, buf, off, count, t, op, rootNode, callBytes);
                 }
             }
         }
 
         /** The data rounds alone: after a spine that ended ok, or for a later part of a call whose first part did. */
-        void data(Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode) {
+        void data(Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode, long callBytes) {
             final long bytes = (long) count * t.size;
-            final Algorithm a = algorithm(c, bytes);
-            final int k = radix(c, bytes);
+            final Algorithm a = algorithm(c, callBytes);
+            final int k = radix(c, callBytes);
             final KnomialPattern p = patterns[k];
             if (k == spineRadix && bytes <= frag) {
                 // As a whole call of this size would run (merged rounds cost no extra round), so a
@@ -385,7 +397,7 @@ public final class HostStep implements RecoverableStep {
         active[depth++] = (int) (opSeq & 0xFFFFFF);
         try {
             int wakes = phase == 0 ? wakeUp(opSeq) : 0;
-            recovery.collective(c, buf, off, count, t, op, rootNode);
+            recovery.collective(c, buf, off, count, t, op, rootNode, callBytes(desc, count, t));
             for (int i = 0; i < wakes; i++) { // they all come: every leader joins and sends its own
                 wakePending.req = wakeRecv[i];
                 waiter.await(wakePending, tr.globalRank(Math.floorMod(me - (1 << i), n)));

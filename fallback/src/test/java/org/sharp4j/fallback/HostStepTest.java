@@ -477,4 +477,19 @@ class HostStepTest {
             assertTrue(allocated[node] < 2048, "node " + node + " allocated " + allocated[node] + " bytes in 10,000 warm calls");
         }
     }
+
+    /**
+     * A long call reaches phase 3 in parts (a slot, or a unit of slots); the table's rules are keyed
+     * by the user's call, whose count the descriptor carries, so every part must be looked up at the
+     * whole call's bytes (before, rules above the slot never applied, and sharp4j tune's
+     * measurements of long calls were not what ran).
+     */
+    @Test
+    void thePartsOfALongCallAreLookedUpAtTheWholeCallsSize() {
+        long desc = ar(DataType.FLOAT, Op.SUM, 262_144); // a 1 MiB call
+        assertEquals(1L << 20, HostStep.callBytes(desc, 16_384, DataType.FLOAT), "a 64 KiB part of a 1 MiB call");
+        assertEquals(1L << 20, HostStep.callBytes(desc, 262_144, DataType.FLOAT), "the whole call at once");
+        assertEquals(8L * 1000, HostStep.callBytes(ar(DataType.DOUBLE, Op.MAX, 1000), 1000, DataType.DOUBLE));
+        assertEquals(0L, HostStep.callBytes(Desc.make(Collective.BARRIER, DataType.INT, Op.SUM, 0, 0), 0, null), "a barrier");
+    }
 }
