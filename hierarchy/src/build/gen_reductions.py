@@ -24,6 +24,17 @@ def expr(op, jt, a, b):
     }[op]
 
 
+def fold_expr(op, jt, a, b):
+    """The same results as expr() in forms C2's SuperWord vectorises over arrays: the logical ops
+    branch-free (x | -x has its sign bit set exactly when x != 0, also for MIN_VALUE)."""
+    sh = "63" if jt == "long" else "31"
+    if op == "LAND":
+        return f"(({a} | -{a}) & ({b} | -{b})) >>> {sh}"
+    if op == "LOR":
+        return f"(({a} | -{a}) | ({b} | -{b})) >>> {sh}"
+    return expr(op, jt, a, b)
+
+
 def emit(out, name, integ, head, loop):
     """One kernel method: head lines, then a switch over the ops defined for the type, each case
     the loop lines that loop(op) returns."""
@@ -59,7 +70,14 @@ def main():
     public static void combine(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff,
             int count) {
         if (RawMemory.ENABLED && dst.isDirect() && a.isDirect() && b.isDirect()) {
-            combineRaw(type, op, dst, dOff, a, aOff, b, bOff, count);
+            if (Staging.ENABLED && count >= Staging.minCount(type)) {
+                combineStaged(type, op, dst, dOff, a, aOff, b, bOff, count, Staging.mine());
+            } else {
+                combineRaw(type, op, dst, dOff, a, aOff, b, bOff, count);
+            }
+        } else if (Staging.SEGMENTS && count >= Staging.minCount(type)
+                && dOff >= dst.position() && aOff >= a.position() && bOff >= b.position()) {
+            combineSegments(type, op, dst, dOff, a, aOff, b, bOff, count, Staging.mine());
         } else {
             combineVarHandle(type, op, dst, dOff, a, aOff, b, bOff, count);
         }
@@ -81,6 +99,67 @@ def main():
         Reference.reachabilityFence(dst); // their cleaners must not free the memory before the loop is done
         Reference.reachabilityFence(a);
         Reference.reachabilityFence(b);
+    }
+
+    /**
+     * The staged form on raw addresses (direct buffers; needs {@link RawMemory#ENABLED} or a forced
+     * {@code raw}): blocks of both operands copied into {@code s}'s arrays, folded there, copied
+     * back, see {@link Staging}. {@code dst} may be {@code a} or {@code b} (the same bytes) but must
+     * not overlap them otherwise.
+     */
+    static void combineStaged(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff, int count,
+            Staging s) {
+        if (!op.validFor(type)) {
+            throw new IllegalArgumentException("op " + op + " is not defined for " + type);
+        }
+        long bytes = (long) count * type.size;
+        long d = RawMemory.address(dst, dOff, bytes, true);
+        long x = RawMemory.address(a, aOff, bytes, false);
+        long y = RawMemory.address(b, bOff, bytes, false);
+        switch (type) {
+            case INT: stagedInt(op, d, x, y, count, s); break;
+            case LONG: stagedLong(op, d, x, y, count, s); break;
+            case FLOAT: stagedFloat(op, d, x, y, count, s); break;
+            case DOUBLE: stagedDouble(op, d, x, y, count, s); break;
+            default: throw new AssertionError(type);
+        }
+        Reference.reachabilityFence(dst);
+        Reference.reachabilityFence(a);
+        Reference.reachabilityFence(b);
+    }
+
+    /**
+     * The staged form through {@code java.lang.foreign} (JDK 22+, {@link Segments#AVAILABLE}; any
+     * buffers, heap or direct): as {@link #combineStaged}, the copies done by
+     * {@code MemorySegment.copy}. A segment of a buffer starts at its position, so every offset
+     * must be at or past its buffer's position (the caller checks; the VarHandle form serves the rest).
+     */
+    static void combineSegments(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff, int count,
+            Staging s) {
+        if (!op.validFor(type)) {
+            throw new IllegalArgumentException("op " + op + " is not defined for " + type);
+        }
+        long bytes = (long) count * type.size;
+        Staging.check(dst, dOff, bytes, true);
+        Staging.check(a, aOff, bytes, false);
+        Staging.check(b, bOff, bytes, false);
+        if (dOff < dst.position() || aOff < a.position() || bOff < b.position()) {
+            throw new IllegalArgumentException("offsets " + dOff + ", " + aOff + ", " + bOff + " lie before their buffers' positions "
+                    + dst.position() + ", " + a.position() + ", " + b.position());
+        }
+        Object d = Segments.of(dst);
+        Object x = Segments.of(a);
+        Object y = Segments.of(b);
+        long dAt = dOff - dst.position();
+        long xAt = aOff - a.position();
+        long yAt = bOff - b.position();
+        switch (type) {
+            case INT: segInt(op, d, dAt, x, xAt, y, yAt, count, s); break;
+            case LONG: segLong(op, d, dAt, x, xAt, y, yAt, count, s); break;
+            case FLOAT: segFloat(op, d, dAt, x, xAt, y, yAt, count, s); break;
+            case DOUBLE: segDouble(op, d, dAt, x, xAt, y, yAt, count, s); break;
+            default: throw new AssertionError(type);
+        }
     }
 
     /** The VarHandle form (any buffers). */
@@ -117,6 +196,51 @@ def main():
                          f"                    {jt} a = u.get{cap}(x + o);",
                          f"                    {jt} b = u.get{cap}(y + o);",
                          f"                    u.put{cap}(d + o, ({jt}) ({expr(op, jt, 'a', 'b')}));"])
+    for name, jt, code, sz, integ in TYPES:
+        cap = jt[0].upper() + jt[1:]
+        out.append(f"""    /** As raw{cap}, a block of {{@link Staging#BLOCK_BYTES}} at a time through {{@code s}}'s arrays. */
+    private static void staged{cap}(Op op, long d, long x, long y, int n, Staging s) {{
+        final sun.misc.Unsafe u = RawMemory.Holder.U;
+        final {jt}[] p = s.{jt}s1;
+        final {jt}[] q = s.{jt}s2;
+        final long base = sun.misc.Unsafe.ARRAY_{name}_BASE_OFFSET;
+        for (int i = 0; i < n; i += p.length) {{
+            int m = Math.min(p.length, n - i);
+            long o = (long) i * {sz};
+            long bytes = (long) m * {sz};
+            u.copyMemory(null, x + o, p, base, bytes);
+            u.copyMemory(null, y + o, q, base, bytes);
+            fold{cap}(op, p, q, m);
+            u.copyMemory(p, base, null, d + o, bytes);
+        }}
+    }}
+""")
+    for name, jt, code, sz, integ in TYPES:
+        cap = jt[0].upper() + jt[1:]
+        out.append(f"""    /** As staged{cap}, the copies through segments (offsets from each segment's start). */
+    private static void seg{cap}(Op op, Object d, long dOff, Object x, long xOff, Object y, long yOff, int n, Staging s) {{
+        final {jt}[] p = s.{jt}s1;
+        final {jt}[] q = s.{jt}s2;
+        final Object l = Segments.{name};
+        for (int i = 0; i < n; i += p.length) {{
+            int m = Math.min(p.length, n - i);
+            long o = (long) i * {sz};
+            Segments.copyIn(x, l, xOff + o, p, m);
+            Segments.copyIn(y, l, yOff + o, q, m);
+            fold{cap}(op, p, q, m);
+            Segments.copyOut(p, m, d, l, dOff + o);
+        }}
+    }}
+""")
+    for name, jt, code, sz, integ in TYPES:
+        cap = jt[0].upper() + jt[1:]
+        emit(out, name, integ,
+             [f"    /** {{@code p[i] = p[i] op q[i]}} for i in [0, m): plain array loops, which C2 vectorises. */",
+              f"    static void fold{cap}(Op op, {jt}[] p, {jt}[] q, int m) {{"],
+             lambda op: ["                for (int i = 0; i < m; i++) {",
+                         f"                    {jt} a = p[i];",
+                         f"                    {jt} b = q[i];",
+                         f"                    p[i] = ({jt}) ({fold_expr(op, jt, 'a', 'b')});"])
     out.append("}")
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.path.join(here, "..", "main", "java", "org", "sharp4j", "coll", "Reductions.java")

@@ -42,7 +42,14 @@ public final class Reductions {
     public static void combine(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff,
             int count) {
         if (RawMemory.ENABLED && dst.isDirect() && a.isDirect() && b.isDirect()) {
-            combineRaw(type, op, dst, dOff, a, aOff, b, bOff, count);
+            if (Staging.ENABLED && count >= Staging.minCount(type)) {
+                combineStaged(type, op, dst, dOff, a, aOff, b, bOff, count, Staging.mine());
+            } else {
+                combineRaw(type, op, dst, dOff, a, aOff, b, bOff, count);
+            }
+        } else if (Staging.SEGMENTS && count >= Staging.minCount(type)
+                && dOff >= dst.position() && aOff >= a.position() && bOff >= b.position()) {
+            combineSegments(type, op, dst, dOff, a, aOff, b, bOff, count, Staging.mine());
         } else {
             combineVarHandle(type, op, dst, dOff, a, aOff, b, bOff, count);
         }
@@ -64,6 +71,67 @@ public final class Reductions {
         Reference.reachabilityFence(dst); // their cleaners must not free the memory before the loop is done
         Reference.reachabilityFence(a);
         Reference.reachabilityFence(b);
+    }
+
+    /**
+     * The staged form on raw addresses (direct buffers; needs {@link RawMemory#ENABLED} or a forced
+     * {@code raw}): blocks of both operands copied into {@code s}'s arrays, folded there, copied
+     * back, see {@link Staging}. {@code dst} may be {@code a} or {@code b} (the same bytes) but must
+     * not overlap them otherwise.
+     */
+    static void combineStaged(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff, int count,
+            Staging s) {
+        if (!op.validFor(type)) {
+            throw new IllegalArgumentException("op " + op + " is not defined for " + type);
+        }
+        long bytes = (long) count * type.size;
+        long d = RawMemory.address(dst, dOff, bytes, true);
+        long x = RawMemory.address(a, aOff, bytes, false);
+        long y = RawMemory.address(b, bOff, bytes, false);
+        switch (type) {
+            case INT: stagedInt(op, d, x, y, count, s); break;
+            case LONG: stagedLong(op, d, x, y, count, s); break;
+            case FLOAT: stagedFloat(op, d, x, y, count, s); break;
+            case DOUBLE: stagedDouble(op, d, x, y, count, s); break;
+            default: throw new AssertionError(type);
+        }
+        Reference.reachabilityFence(dst);
+        Reference.reachabilityFence(a);
+        Reference.reachabilityFence(b);
+    }
+
+    /**
+     * The staged form through {@code java.lang.foreign} (JDK 22+, {@link Segments#AVAILABLE}; any
+     * buffers, heap or direct): as {@link #combineStaged}, the copies done by
+     * {@code MemorySegment.copy}. A segment of a buffer starts at its position, so every offset
+     * must be at or past its buffer's position (the caller checks; the VarHandle form serves the rest).
+     */
+    static void combineSegments(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff, int count,
+            Staging s) {
+        if (!op.validFor(type)) {
+            throw new IllegalArgumentException("op " + op + " is not defined for " + type);
+        }
+        long bytes = (long) count * type.size;
+        Staging.check(dst, dOff, bytes, true);
+        Staging.check(a, aOff, bytes, false);
+        Staging.check(b, bOff, bytes, false);
+        if (dOff < dst.position() || aOff < a.position() || bOff < b.position()) {
+            throw new IllegalArgumentException("offsets " + dOff + ", " + aOff + ", " + bOff + " lie before their buffers' positions "
+                    + dst.position() + ", " + a.position() + ", " + b.position());
+        }
+        Object d = Segments.of(dst);
+        Object x = Segments.of(a);
+        Object y = Segments.of(b);
+        long dAt = dOff - dst.position();
+        long xAt = aOff - a.position();
+        long yAt = bOff - b.position();
+        switch (type) {
+            case INT: segInt(op, d, dAt, x, xAt, y, yAt, count, s); break;
+            case LONG: segLong(op, d, dAt, x, xAt, y, yAt, count, s); break;
+            case FLOAT: segFloat(op, d, dAt, x, xAt, y, yAt, count, s); break;
+            case DOUBLE: segDouble(op, d, dAt, x, xAt, y, yAt, count, s); break;
+            default: throw new AssertionError(type);
+        }
     }
 
     /** The VarHandle form (any buffers). */
@@ -537,6 +605,348 @@ public final class Reductions {
                     double a = u.getDouble(x + o);
                     double b = u.getDouble(y + o);
                     u.putDouble(d + o, (double) (Math.max(a, b)));
+                }
+                return;
+            default:
+                throw new IllegalArgumentException("op " + op + " is not defined for DOUBLE");
+        }
+    }
+
+    /** As rawInt, a block of {@link Staging#BLOCK_BYTES} at a time through {@code s}'s arrays. */
+    private static void stagedInt(Op op, long d, long x, long y, int n, Staging s) {
+        final sun.misc.Unsafe u = RawMemory.Holder.U;
+        final int[] p = s.ints1;
+        final int[] q = s.ints2;
+        final long base = sun.misc.Unsafe.ARRAY_INT_BASE_OFFSET;
+        for (int i = 0; i < n; i += p.length) {
+            int m = Math.min(p.length, n - i);
+            long o = (long) i * 4;
+            long bytes = (long) m * 4;
+            u.copyMemory(null, x + o, p, base, bytes);
+            u.copyMemory(null, y + o, q, base, bytes);
+            foldInt(op, p, q, m);
+            u.copyMemory(p, base, null, d + o, bytes);
+        }
+    }
+
+    /** As rawLong, a block of {@link Staging#BLOCK_BYTES} at a time through {@code s}'s arrays. */
+    private static void stagedLong(Op op, long d, long x, long y, int n, Staging s) {
+        final sun.misc.Unsafe u = RawMemory.Holder.U;
+        final long[] p = s.longs1;
+        final long[] q = s.longs2;
+        final long base = sun.misc.Unsafe.ARRAY_LONG_BASE_OFFSET;
+        for (int i = 0; i < n; i += p.length) {
+            int m = Math.min(p.length, n - i);
+            long o = (long) i * 8;
+            long bytes = (long) m * 8;
+            u.copyMemory(null, x + o, p, base, bytes);
+            u.copyMemory(null, y + o, q, base, bytes);
+            foldLong(op, p, q, m);
+            u.copyMemory(p, base, null, d + o, bytes);
+        }
+    }
+
+    /** As rawFloat, a block of {@link Staging#BLOCK_BYTES} at a time through {@code s}'s arrays. */
+    private static void stagedFloat(Op op, long d, long x, long y, int n, Staging s) {
+        final sun.misc.Unsafe u = RawMemory.Holder.U;
+        final float[] p = s.floats1;
+        final float[] q = s.floats2;
+        final long base = sun.misc.Unsafe.ARRAY_FLOAT_BASE_OFFSET;
+        for (int i = 0; i < n; i += p.length) {
+            int m = Math.min(p.length, n - i);
+            long o = (long) i * 4;
+            long bytes = (long) m * 4;
+            u.copyMemory(null, x + o, p, base, bytes);
+            u.copyMemory(null, y + o, q, base, bytes);
+            foldFloat(op, p, q, m);
+            u.copyMemory(p, base, null, d + o, bytes);
+        }
+    }
+
+    /** As rawDouble, a block of {@link Staging#BLOCK_BYTES} at a time through {@code s}'s arrays. */
+    private static void stagedDouble(Op op, long d, long x, long y, int n, Staging s) {
+        final sun.misc.Unsafe u = RawMemory.Holder.U;
+        final double[] p = s.doubles1;
+        final double[] q = s.doubles2;
+        final long base = sun.misc.Unsafe.ARRAY_DOUBLE_BASE_OFFSET;
+        for (int i = 0; i < n; i += p.length) {
+            int m = Math.min(p.length, n - i);
+            long o = (long) i * 8;
+            long bytes = (long) m * 8;
+            u.copyMemory(null, x + o, p, base, bytes);
+            u.copyMemory(null, y + o, q, base, bytes);
+            foldDouble(op, p, q, m);
+            u.copyMemory(p, base, null, d + o, bytes);
+        }
+    }
+
+    /** As stagedInt, the copies through segments (offsets from each segment's start). */
+    private static void segInt(Op op, Object d, long dOff, Object x, long xOff, Object y, long yOff, int n, Staging s) {
+        final int[] p = s.ints1;
+        final int[] q = s.ints2;
+        final Object l = Segments.INT;
+        for (int i = 0; i < n; i += p.length) {
+            int m = Math.min(p.length, n - i);
+            long o = (long) i * 4;
+            Segments.copyIn(x, l, xOff + o, p, m);
+            Segments.copyIn(y, l, yOff + o, q, m);
+            foldInt(op, p, q, m);
+            Segments.copyOut(p, m, d, l, dOff + o);
+        }
+    }
+
+    /** As stagedLong, the copies through segments (offsets from each segment's start). */
+    private static void segLong(Op op, Object d, long dOff, Object x, long xOff, Object y, long yOff, int n, Staging s) {
+        final long[] p = s.longs1;
+        final long[] q = s.longs2;
+        final Object l = Segments.LONG;
+        for (int i = 0; i < n; i += p.length) {
+            int m = Math.min(p.length, n - i);
+            long o = (long) i * 8;
+            Segments.copyIn(x, l, xOff + o, p, m);
+            Segments.copyIn(y, l, yOff + o, q, m);
+            foldLong(op, p, q, m);
+            Segments.copyOut(p, m, d, l, dOff + o);
+        }
+    }
+
+    /** As stagedFloat, the copies through segments (offsets from each segment's start). */
+    private static void segFloat(Op op, Object d, long dOff, Object x, long xOff, Object y, long yOff, int n, Staging s) {
+        final float[] p = s.floats1;
+        final float[] q = s.floats2;
+        final Object l = Segments.FLOAT;
+        for (int i = 0; i < n; i += p.length) {
+            int m = Math.min(p.length, n - i);
+            long o = (long) i * 4;
+            Segments.copyIn(x, l, xOff + o, p, m);
+            Segments.copyIn(y, l, yOff + o, q, m);
+            foldFloat(op, p, q, m);
+            Segments.copyOut(p, m, d, l, dOff + o);
+        }
+    }
+
+    /** As stagedDouble, the copies through segments (offsets from each segment's start). */
+    private static void segDouble(Op op, Object d, long dOff, Object x, long xOff, Object y, long yOff, int n, Staging s) {
+        final double[] p = s.doubles1;
+        final double[] q = s.doubles2;
+        final Object l = Segments.DOUBLE;
+        for (int i = 0; i < n; i += p.length) {
+            int m = Math.min(p.length, n - i);
+            long o = (long) i * 8;
+            Segments.copyIn(x, l, xOff + o, p, m);
+            Segments.copyIn(y, l, yOff + o, q, m);
+            foldDouble(op, p, q, m);
+            Segments.copyOut(p, m, d, l, dOff + o);
+        }
+    }
+
+    /** {@code p[i] = p[i] op q[i]} for i in [0, m): plain array loops, which C2 vectorises. */
+    static void foldInt(Op op, int[] p, int[] q, int m) {
+        switch (op) {
+            case SUM:
+                for (int i = 0; i < m; i++) {
+                    int a = p[i];
+                    int b = q[i];
+                    p[i] = (int) (a + b);
+                }
+                return;
+            case PROD:
+                for (int i = 0; i < m; i++) {
+                    int a = p[i];
+                    int b = q[i];
+                    p[i] = (int) (a * b);
+                }
+                return;
+            case MIN:
+                for (int i = 0; i < m; i++) {
+                    int a = p[i];
+                    int b = q[i];
+                    p[i] = (int) (Math.min(a, b));
+                }
+                return;
+            case MAX:
+                for (int i = 0; i < m; i++) {
+                    int a = p[i];
+                    int b = q[i];
+                    p[i] = (int) (Math.max(a, b));
+                }
+                return;
+            case BAND:
+                for (int i = 0; i < m; i++) {
+                    int a = p[i];
+                    int b = q[i];
+                    p[i] = (int) (a & b);
+                }
+                return;
+            case BOR:
+                for (int i = 0; i < m; i++) {
+                    int a = p[i];
+                    int b = q[i];
+                    p[i] = (int) (a | b);
+                }
+                return;
+            case BXOR:
+                for (int i = 0; i < m; i++) {
+                    int a = p[i];
+                    int b = q[i];
+                    p[i] = (int) (a ^ b);
+                }
+                return;
+            case LAND:
+                for (int i = 0; i < m; i++) {
+                    int a = p[i];
+                    int b = q[i];
+                    p[i] = (int) (((a | -a) & (b | -b)) >>> 31);
+                }
+                return;
+            case LOR:
+                for (int i = 0; i < m; i++) {
+                    int a = p[i];
+                    int b = q[i];
+                    p[i] = (int) (((a | -a) | (b | -b)) >>> 31);
+                }
+                return;
+            default:
+                throw new IllegalArgumentException("op " + op + " is not defined for INT");
+        }
+    }
+
+    /** {@code p[i] = p[i] op q[i]} for i in [0, m): plain array loops, which C2 vectorises. */
+    static void foldLong(Op op, long[] p, long[] q, int m) {
+        switch (op) {
+            case SUM:
+                for (int i = 0; i < m; i++) {
+                    long a = p[i];
+                    long b = q[i];
+                    p[i] = (long) (a + b);
+                }
+                return;
+            case PROD:
+                for (int i = 0; i < m; i++) {
+                    long a = p[i];
+                    long b = q[i];
+                    p[i] = (long) (a * b);
+                }
+                return;
+            case MIN:
+                for (int i = 0; i < m; i++) {
+                    long a = p[i];
+                    long b = q[i];
+                    p[i] = (long) (Math.min(a, b));
+                }
+                return;
+            case MAX:
+                for (int i = 0; i < m; i++) {
+                    long a = p[i];
+                    long b = q[i];
+                    p[i] = (long) (Math.max(a, b));
+                }
+                return;
+            case BAND:
+                for (int i = 0; i < m; i++) {
+                    long a = p[i];
+                    long b = q[i];
+                    p[i] = (long) (a & b);
+                }
+                return;
+            case BOR:
+                for (int i = 0; i < m; i++) {
+                    long a = p[i];
+                    long b = q[i];
+                    p[i] = (long) (a | b);
+                }
+                return;
+            case BXOR:
+                for (int i = 0; i < m; i++) {
+                    long a = p[i];
+                    long b = q[i];
+                    p[i] = (long) (a ^ b);
+                }
+                return;
+            case LAND:
+                for (int i = 0; i < m; i++) {
+                    long a = p[i];
+                    long b = q[i];
+                    p[i] = (long) (((a | -a) & (b | -b)) >>> 63);
+                }
+                return;
+            case LOR:
+                for (int i = 0; i < m; i++) {
+                    long a = p[i];
+                    long b = q[i];
+                    p[i] = (long) (((a | -a) | (b | -b)) >>> 63);
+                }
+                return;
+            default:
+                throw new IllegalArgumentException("op " + op + " is not defined for LONG");
+        }
+    }
+
+    /** {@code p[i] = p[i] op q[i]} for i in [0, m): plain array loops, which C2 vectorises. */
+    static void foldFloat(Op op, float[] p, float[] q, int m) {
+        switch (op) {
+            case SUM:
+                for (int i = 0; i < m; i++) {
+                    float a = p[i];
+                    float b = q[i];
+                    p[i] = (float) (a + b);
+                }
+                return;
+            case PROD:
+                for (int i = 0; i < m; i++) {
+                    float a = p[i];
+                    float b = q[i];
+                    p[i] = (float) (a * b);
+                }
+                return;
+            case MIN:
+                for (int i = 0; i < m; i++) {
+                    float a = p[i];
+                    float b = q[i];
+                    p[i] = (float) (Math.min(a, b));
+                }
+                return;
+            case MAX:
+                for (int i = 0; i < m; i++) {
+                    float a = p[i];
+                    float b = q[i];
+                    p[i] = (float) (Math.max(a, b));
+                }
+                return;
+            default:
+                throw new IllegalArgumentException("op " + op + " is not defined for FLOAT");
+        }
+    }
+
+    /** {@code p[i] = p[i] op q[i]} for i in [0, m): plain array loops, which C2 vectorises. */
+    static void foldDouble(Op op, double[] p, double[] q, int m) {
+        switch (op) {
+            case SUM:
+                for (int i = 0; i < m; i++) {
+                    double a = p[i];
+                    double b = q[i];
+                    p[i] = (double) (a + b);
+                }
+                return;
+            case PROD:
+                for (int i = 0; i < m; i++) {
+                    double a = p[i];
+                    double b = q[i];
+                    p[i] = (double) (a * b);
+                }
+                return;
+            case MIN:
+                for (int i = 0; i < m; i++) {
+                    double a = p[i];
+                    double b = q[i];
+                    p[i] = (double) (Math.min(a, b));
+                }
+                return;
+            case MAX:
+                for (int i = 0; i < m; i++) {
+                    double a = p[i];
+                    double b = q[i];
+                    p[i] = (double) (Math.max(a, b));
                 }
                 return;
             default:

@@ -1,0 +1,95 @@
+package org.sharp4j.coll;
+
+import java.nio.ByteBuffer;
+import java.nio.ReadOnlyBufferException;
+import java.util.Locale;
+import org.sharp4j.DataType;
+
+/**
+ * The staged reduction kernels' scratch and rules: a fold of {@code count} elements runs as
+ * blocks of {@link #BLOCK_BYTES}, each operand's block bulk-copied into a heap array of this
+ * thread's {@code Staging}, folded there by a plain array loop, and the result copied back.
+ *
+ * <h2>Why</h2>
+ * JDK 17's C2 vectorises (SuperWord) loops over Java arrays, not loops over raw addresses or
+ * byte-buffer VarHandles: {@code dst[i] = a[i] op b[i]} on direct memory runs scalar at 0.3-1 ns
+ * per element, where three L1-resident memcpys (about 0.05 ns per element each, the JDK's copy
+ * stub) and an AVX loop over the arrays cost a fraction of that. The blocks are small enough
+ * that both arrays stay in L1 (2 x 2 KiB) and large enough that the three copy calls per block
+ * cost little; {@code SlotReduce} (JMH) compares the forms and a plain copy.
+ *
+ * <h2>Thread safety</h2>
+ * One {@code Staging} per thread ({@link #mine}), never shared: ranks may be threads of one JVM.
+ * About 16 KiB per thread that ever folded a large message, kept for the thread's life.
+ *
+ * <h2>Choice</h2>
+ * {@code -Dsharp4j.kernels=scalar} turns staging off (today's scalar loops only: raw addresses on
+ * JDK 17-21, VarHandles on 22+), as do {@code raw} and {@code varhandle}; see {@link RawMemory}.
+ */
+final class Staging {
+    /** Bytes per staged block (a power of two; measured: 1-4 KiB are within noise, see SlotReduce). */
+    static final int BLOCK_BYTES = 2048;
+
+    /** Whether {@link Reductions#combine} stages large folds (decided once per JVM). */
+    static final boolean ENABLED = decide(System.getProperty("sharp4j.kernels", "auto"));
+
+    /**
+     * Below this many bytes the scalar loop wins (fewer calls, no ThreadLocal lookup): measured
+     * with SlotReduce, the staged form pays from about this size on.
+     */
+    static final int MIN_BYTES = 256;
+
+    /** Whether combine stages through {@link Segments} (JDK 22+, where the raw form is off). */
+    static final boolean SEGMENTS = ENABLED && !RawMemory.ENABLED && Segments.AVAILABLE;
+
+    private static final ThreadLocal<Staging> MINE = ThreadLocal.withInitial(Staging::new);
+
+    final int[] ints1 = new int[BLOCK_BYTES / Integer.BYTES];
+    final int[] ints2 = new int[BLOCK_BYTES / Integer.BYTES];
+    final long[] longs1 = new long[BLOCK_BYTES / Long.BYTES];
+    final long[] longs2 = new long[BLOCK_BYTES / Long.BYTES];
+    final float[] floats1 = new float[BLOCK_BYTES / Float.BYTES];
+    final float[] floats2 = new float[BLOCK_BYTES / Float.BYTES];
+    final double[] doubles1 = new double[BLOCK_BYTES / Double.BYTES];
+    final double[] doubles2 = new double[BLOCK_BYTES / Double.BYTES];
+
+    Staging() {
+    }
+
+    static boolean decide(String mode) {
+        switch (mode.trim().toLowerCase(Locale.ROOT)) {
+            case "auto":
+                return true;
+            case "scalar":
+            case "raw":
+            case "varhandle":
+                return false;
+            default:
+                throw new IllegalArgumentException("sharp4j.kernels: expected auto, scalar, raw or varhandle, got '" + mode + "'");
+        }
+    }
+
+    /**
+     * Checks that {@code [off, off + bytes)} lies within {@code b}'s limit and, if {@code write},
+     * that {@code b} is writable: the checks the VarHandle form makes per element, once per call,
+     * before anything is written.
+     */
+    static void check(ByteBuffer b, int off, long bytes, boolean write) {
+        if (off < 0 || bytes < 0 || off + bytes > b.limit()) {
+            throw new IndexOutOfBoundsException("bytes [" + off + ", " + (off + bytes) + ") of a buffer with limit " + b.limit());
+        }
+        if (write && b.isReadOnly()) {
+            throw new ReadOnlyBufferException();
+        }
+    }
+
+    /** This thread's scratch. */
+    static Staging mine() {
+        return MINE.get();
+    }
+
+    /** The smallest count that {@link Reductions#combine} stages. */
+    static int minCount(DataType t) {
+        return MIN_BYTES / t.size;
+    }
+}
