@@ -119,9 +119,9 @@ public final class Reductions {
             throw new IllegalArgumentException("offsets " + dOff + ", " + aOff + ", " + bOff + " lie before their buffers' positions "
                     + dst.position() + ", " + a.position() + ", " + b.position());
         }
-        Object d = Segments.of(dst);
-        Object x = Segments.of(a);
-        Object y = Segments.of(b);
+        Object d = s.segment(dst);
+        Object x = s.segment(a);
+        Object y = s.segment(b);
         long dAt = dOff - dst.position();
         long xAt = aOff - a.position();
         long yAt = bOff - b.position();

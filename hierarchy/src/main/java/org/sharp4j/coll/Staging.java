@@ -1,5 +1,6 @@
 package org.sharp4j.coll;
 
+import java.lang.ref.WeakReference;
 import java.nio.ByteBuffer;
 import java.nio.ReadOnlyBufferException;
 import java.util.Locale;
@@ -20,7 +21,8 @@ import org.sharp4j.DataType;
  *
  * <h2>Thread safety</h2>
  * One {@code Staging} per thread ({@link #mine}), never shared: ranks may be threads of one JVM.
- * About 16 KiB per thread that ever folded a large message, kept for the thread's life.
+ * 8 arrays of {@link #BLOCK_BYTES} per thread that ever folded a large message, kept for the
+ * thread's life (a ThreadLocal: no hook in the engine needed).
  *
  * <h2>Choice</h2>
  * {@code -Dsharp4j.kernels=scalar} turns staging off (today's scalar loops only: raw addresses on
@@ -37,7 +39,7 @@ final class Staging {
      * Below this many bytes the scalar loop wins (fewer calls, no ThreadLocal lookup): measured
      * with SlotReduce, the staged form pays from about this size on.
      */
-    static final int MIN_BYTES = 256;
+    static final int MIN_BYTES = 1024;
 
     /** Whether combine stages through {@link Segments} (JDK 22+, where the raw form is off). */
     static final boolean SEGMENTS = ENABLED && !RawMemory.ENABLED && Segments.AVAILABLE;
@@ -53,7 +55,45 @@ final class Staging {
     final double[] doubles1 = new double[BLOCK_BYTES / Double.BYTES];
     final double[] doubles2 = new double[BLOCK_BYTES / Double.BYTES];
 
+    /**
+     * The segments of the last few buffers this thread staged through ({@link Segments}, JDK 22+),
+     * so that a call allocates none: {@code MemorySegment.ofBuffer} allocates a segment and a
+     * session per call (about 70 bytes each, measured: escape analysis does not remove them once
+     * the kernel is too large to inline). Both the buffer and its segment are held weakly, so the
+     * cache keeps no buffer (a mapped /dev/shm segment, a user's direct buffer) alive; a segment
+     * covers its buffer from position to limit, so the entry remembers both.
+     */
+    private static final int SEGMENT_CACHE = 4;
+    private final WeakReference<?>[] segBuffers = new WeakReference<?>[SEGMENT_CACHE];
+    private final WeakReference<?>[] segs = new WeakReference<?>[SEGMENT_CACHE];
+    private final int[] segPosition = new int[SEGMENT_CACHE];
+    private final int[] segLimit = new int[SEGMENT_CACHE];
+    private int segNext;
+
     Staging() {
+    }
+
+    /** {@code b}'s segment ({@link Segments#of}), from this thread's cache when it has it. */
+    Object segment(ByteBuffer b) {
+        int p = b.position();
+        int l = b.limit();
+        for (int i = 0; i < SEGMENT_CACHE; i++) {
+            WeakReference<?> k = segBuffers[i];
+            if (k != null && k.get() == b && segPosition[i] == p && segLimit[i] == l) {
+                Object s = segs[i].get();
+                if (s != null) {
+                    return s;
+                }
+            }
+        }
+        Object s = Segments.of(b);
+        int i = segNext;
+        segNext = (i + 1) % SEGMENT_CACHE;
+        segBuffers[i] = new WeakReference<>(b);
+        segs[i] = new WeakReference<>(s);
+        segPosition[i] = p;
+        segLimit[i] = l;
+        return s;
     }
 
     static boolean decide(String mode) {

@@ -142,34 +142,41 @@ class ReductionsTest {
     /**
      * A segment of a buffer starts at its position: offsets are still absolute indices, as in the
      * VarHandle form, whatever the buffers' positions (past an offset, combine takes another form).
+     * The same buffers and scratch across positions: a segment cached for one position must not
+     * serve another.
      */
     @Test
     void buffersWithPositionsAreReadAtAbsoluteOffsets() {
         for (boolean direct : new boolean[] {true, false}) {
             int n = Staging.BLOCK_BYTES / 4 + 5;
             int off = 12;
-            for (int pos : new int[] {0, 4, off, off + 4}) {
-                ByteBuffer a = alloc(off + n * 4, direct);
-                ByteBuffer b = alloc(off + n * 4, direct);
-                ByteBuffer d = alloc(off + n * 4, direct);
+            ByteBuffer a = alloc(off + n * 4, direct);
+            ByteBuffer b = alloc(off + n * 4, direct);
+            ByteBuffer d = alloc(off + n * 4, direct);
+            ByteBuffer d2 = alloc(off + n * 4, direct);
+            Staging st = new Staging();
+            for (int pos : new int[] {0, 4, off, 0, off + 4, 8}) {
+                a.clear();
+                b.clear();
                 for (int i = 0; i < n; i++) {
-                    a.putInt(off + i * 4, i);
+                    a.putInt(off + i * 4, i + pos);
                     b.putInt(off + i * 4, 1000 * i);
                 }
                 a.position(pos);
                 b.position(pos);
                 d.position(pos);
                 Reductions.combine(DataType.INT, Op.SUM, d, off, a, off, b, off, n);
-                if (Segments.AVAILABLE && pos <= off) {
-                    Staging st = new Staging();
-                    ByteBuffer d2 = alloc(off + n * 4, direct).position(pos);
-                    Reductions.combineSegments(DataType.INT, Op.SUM, d2, off, a, off, b, off, n, st);
-                    assertEquals(d.duplicate().clear(), d2.duplicate().clear(), "segments, position " + pos);
-                }
                 for (int i = 0; i < n; i++) {
-                    assertEquals(1001 * i, d.getInt(off + i * 4), "position " + pos + " direct " + direct + " element " + i);
+                    assertEquals(1001 * i + pos, d.getInt(off + i * 4), "position " + pos + " direct " + direct + " element " + i);
                 }
                 assertEquals(pos, d.position(), "the position is left alone");
+                if (Segments.AVAILABLE && pos <= off) {
+                    d2.position(pos);
+                    Reductions.combineSegments(DataType.INT, Op.SUM, d2, off, a, off, b, off, n, st);
+                    for (int i = 0; i < n; i++) {
+                        assertEquals(1001 * i + pos, d2.getInt(off + i * 4), "segments, position " + pos + " direct " + direct + " element " + i);
+                    }
+                }
             }
         }
     }
