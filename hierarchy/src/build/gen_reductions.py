@@ -33,9 +33,11 @@ import org.sharp4j.Op;
  * element where a plain copy of the same bytes takes about 0.05. So large folds are
  * <em>staged</em> ({@link Staging}): blocks of {@link Staging#BLOCK_BYTES} of each operand are
  * bulk-copied into this thread's arrays, folded there by plain array loops, and copied back.
- * The three L1-resident copies cost about as much as the vectorised fold itself, so the gain
- * over the scalar loop is largest where that loop is slow (PROD, the logical ops, MIN/MAX) and
- * smallest for SUM; {@code SlotReduce} (JMH) has the table per type and op, next to a copy.
+ * The three L1-resident copies cost more than the vectorised fold itself: a staged fold takes
+ * about 0.05 ns per byte (2.5-3x a plain copy of the operand from 64 KiB), the scalar loops
+ * 0.3-0.5 ns per element whatever its size. So staging pays for 4-byte elements from 2 KiB
+ * (1.3-3x; 10x for the logical ops at 1 MiB) and among 8-byte ones only for double MIN/MAX from
+ * 16 KiB; {@link Staging#pays} decides, {@code SlotReduce} (JMH) measures per type and op.
  * <ul>
  *   <li>{@link #combineStaged}: JDK 17-21, direct buffers, copies by {@code Unsafe.copyMemory}
  *       on addresses checked once per call ({@link RawMemory}).</li>
@@ -136,12 +138,12 @@ def main():
     public static void combine(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff,
             int count) {
         if (RawMemory.ENABLED && dst.isDirect() && a.isDirect() && b.isDirect()) {
-            if (Staging.ENABLED && count >= Staging.minCount(type) && Staging.pays(type, op)) {
+            if (Staging.ENABLED && Staging.pays(type, op, count)) {
                 combineStaged(type, op, dst, dOff, a, aOff, b, bOff, count, Staging.mine());
             } else {
                 combineRaw(type, op, dst, dOff, a, aOff, b, bOff, count);
             }
-        } else if (Staging.SEGMENTS && count >= Staging.minCount(type) && Staging.pays(type, op)
+        } else if (Staging.SEGMENTS && Staging.pays(type, op, count)
                 && dOff >= dst.position() && aOff >= a.position() && bOff >= b.position()) {
             combineSegments(type, op, dst, dOff, a, aOff, b, bOff, count, Staging.mine());
         } else {

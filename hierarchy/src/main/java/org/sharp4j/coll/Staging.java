@@ -32,17 +32,21 @@ import org.sharp4j.Op;
  * JDK 17-21, VarHandles on 22+), as do {@code raw} and {@code varhandle}; see {@link RawMemory}.
  */
 final class Staging {
-    /** Bytes per staged block (a power of two; measured: 1-4 KiB are within noise, see SlotReduce). */
+    /** Bytes per staged block (measured: 1, 2, 4 and 8 KiB within noise of each other; 16 KiB slower). */
     static final int BLOCK_BYTES = 2048;
 
     /** Whether {@link Reductions#combine} stages large folds (decided once per JVM). */
     static final boolean ENABLED = decide(System.getProperty("sharp4j.kernels", "auto"));
 
     /**
-     * Below this many bytes the scalar loop wins (fewer calls, no ThreadLocal lookup): measured
-     * with SlotReduce, the staged form pays from about this size on.
+     * From this many bytes combine stages 4-byte elements: measured (CPU time per element, fresh
+     * JVM per type and op, JDK 17 and 25) staging wins 1.1-2.5x at 2 KiB and up but loses up to
+     * 0.7x for some ops at 1 KiB, where three copy calls and a ThreadLocal lookup per call weigh.
      */
-    static final int MIN_BYTES = 1024;
+    static final int MIN_BYTES = 2048;
+
+    /** From this many bytes combine stages double MIN/MAX (1.1-1.2x from 16 KiB; 0.9-1.1x at 2-4 KiB). */
+    static final int MIN_BYTES_8 = 16384;
 
     /** Whether combine stages through {@link Segments} (JDK 22+, where the raw form is off). */
     static final boolean SEGMENTS = ENABLED && !RawMemory.ENABLED && Segments.AVAILABLE;
@@ -132,22 +136,18 @@ final class Staging {
     }
 
     /**
-     * Whether staging beats the scalar loop for {@code t} and {@code op}. A staged fold costs about
-     * 0.05 ns per byte whatever the type (three L1 copies and the vector loop, CPU time, 16-64 KiB,
-     * JDK 17 and 25), the scalar loops about 0.3-0.5 ns per element, so staging pays for 4-byte
-     * elements (1.6-5x) but for 8-byte ones only where the scalar loop is slow: MIN/MAX (branches;
-     * long MIN/MAX take ~2 ns per element on JDK 17) and the logical ops. Long and double SUM,
-     * PROD and the bitwise ops stay scalar (there staging measured 0.8-1.1x).
+     * Whether combine stages {@code count} elements of {@code t} under {@code op}: where staging
+     * beats the scalar loop. A staged fold costs about 0.05 ns per byte whatever the type (three
+     * L1 copies and the vector loop; CPU time, 2 KiB to 1 MiB, JDK 17 and 25), the scalar loops
+     * 0.3-0.5 ns per element, so staging pays for 4-byte elements (1.1-3x, up to 10x for the
+     * logical ops at 1 MiB) but for 8-byte ones only for double MIN/MAX, by 1.1-1.2x from 16 KiB.
+     * Long ops and double SUM/PROD stay scalar: there staging measured 0.7-1.1x.
      */
-    static boolean pays(DataType t, Op op) {
+    static boolean pays(DataType t, Op op, int count) {
+        long bytes = (long) count * t.size;
         if (t.size == 4) {
-            return true;
+            return bytes >= MIN_BYTES;
         }
-        return op == Op.MIN || op == Op.MAX || op == Op.LAND || op == Op.LOR;
-    }
-
-    /** The smallest count that {@link Reductions#combine} stages. */
-    static int minCount(DataType t) {
-        return MIN_BYTES / t.size;
+        return t == DataType.DOUBLE && (op == Op.MIN || op == Op.MAX) && bytes >= MIN_BYTES_8;
     }
 }

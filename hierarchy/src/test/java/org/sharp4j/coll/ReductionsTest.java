@@ -36,13 +36,14 @@ class ReductionsTest {
     static final int[] OFFSETS = {0, 8, 3, 128};
 
     /**
-     * COUNTS and, for {@code t}, the counts around the staged forms' edges: the scalar threshold
+     * COUNTS and, for {@code t}, the counts around the staged forms' edges: the scalar thresholds
      * (where combine switches form) and one, two and a half blocks (a full last block, a short one).
      */
     static int[] counts(DataType t) {
         int blk = Staging.BLOCK_BYTES / t.size;
-        int min = Staging.minCount(t);
-        int[] edges = {min - 1, min, min + 1, blk - 1, blk, blk + 1, 2 * blk, 2 * blk + blk / 2 + 1};
+        int min = Staging.MIN_BYTES / t.size;
+        int min8 = Staging.MIN_BYTES_8 / t.size;
+        int[] edges = {min - 1, min, min + 1, blk - 1, blk, blk + 1, 2 * blk, 2 * blk + blk / 2 + 1, min8 - 1, min8};
         int[] all = java.util.Arrays.copyOf(COUNTS, COUNTS.length + edges.length);
         System.arraycopy(edges, 0, all, COUNTS.length, edges.length);
         return all;
