@@ -28,10 +28,12 @@ import org.sharp4j.coll.Reductions;
  *
  * <p>{@code kernels} picks the form, through {@code -Dsharp4j.kernels} set in {@link #setup}
  * before the kernels' classes initialise (JMH forks a JVM per parameter set, so keep
- * {@code -f} at 1 or more): {@code auto} is the default (staged from
- * {@code org.sharp4j.coll.Staging.MIN_BYTES}, scalar below), {@code scalar} the scalar loops
- * alone (raw addresses on JDK 17-21, VarHandles from JDK 22: the kernels before staging),
- * so one run gives both and their ratio.
+ * {@code -f} at 1 or more): {@code auto} is the default (staged where
+ * {@code org.sharp4j.coll.Staging.pays}: 4-byte types from 2 KiB, double MIN/MAX from 16 KiB;
+ * the scalar loops elsewhere), {@code scalar} the scalar loops alone (raw addresses on JDK 17-21,
+ * VarHandles from JDK 22: the kernels before staging), so one run gives both and their ratio.
+ * On a shared machine wall-clock ns/op swing by several times between forks; compare ratios of
+ * neighbouring forks, or measure CPU time.
  *
  * <p>The destination keeps accumulating across calls (DOUBLE SUM of small integers stays exact and
  * finite for far longer than any run; INT BXOR toggles), and it is off-heap memory, so the JIT
