@@ -139,12 +139,12 @@ def main():
     public static void combine(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff,
             int count) {
         if (RawMemory.ENABLED && dst.isDirect() && a.isDirect() && b.isDirect()) {
-            if (Staging.ENABLED && Staging.pays(type, op, count)) {
+            if (count >= Staging.MIN_COUNT && Staging.ENABLED && Staging.pays(type, op, count)) {
                 combineStaged(type, op, dst, dOff, a, aOff, b, bOff, count, Staging.mine());
             } else {
                 combineRaw(type, op, dst, dOff, a, aOff, b, bOff, count);
             }
-        } else if (Staging.SEGMENTS && Staging.pays(type, op, count)
+        } else if (count >= Staging.MIN_COUNT && Staging.SEGMENTS && Staging.pays(type, op, count)
                 && dOff >= dst.position() && aOff >= a.position() && bOff >= b.position()) {
             combineSegments(type, op, dst, dOff, a, aOff, b, bOff, count, Staging.mine());
         } else {

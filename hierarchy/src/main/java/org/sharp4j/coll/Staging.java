@@ -45,6 +45,9 @@ final class Staging {
      */
     static final int MIN_BYTES = 2048;
 
+    /** No fold of fewer elements is staged: one compare against a constant keeps small messages' dispatch as it was. */
+    static final int MIN_COUNT = MIN_BYTES / Long.BYTES;
+
     /** From this many bytes combine stages double MIN/MAX (1.1-1.2x from 16 KiB; 0.9-1.1x at 2-4 KiB). */
     static final int MIN_BYTES_8 = 16384;
 
