@@ -138,18 +138,38 @@ def main():
      */
     public static void combine(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff,
             int count) {
+        if (count >= Staging.MIN_COUNT && Staging.ENABLED && staged(type, op, dst, dOff, a, aOff, b, bOff, count)) {
+            return;
+        }
         if (RawMemory.ENABLED && dst.isDirect() && a.isDirect() && b.isDirect()) {
-            if (count >= Staging.MIN_COUNT && Staging.ENABLED && Staging.pays(type, op, count)) {
-                combineStaged(type, op, dst, dOff, a, aOff, b, bOff, count, Staging.mine());
-            } else {
-                combineRaw(type, op, dst, dOff, a, aOff, b, bOff, count);
-            }
-        } else if (count >= Staging.MIN_COUNT && Staging.SEGMENTS && Staging.pays(type, op, count)
-                && dOff >= dst.position() && aOff >= a.position() && bOff >= b.position()) {
-            combineSegments(type, op, dst, dOff, a, aOff, b, bOff, count, Staging.mine());
+            combineRaw(type, op, dst, dOff, a, aOff, b, bOff, count);
         } else {
             combineVarHandle(type, op, dst, dOff, a, aOff, b, bOff, count);
         }
+    }
+
+    /**
+     * Folds through a staged form if one applies and pays ({@link Staging#pays}), returning
+     * whether it did. Out of line, so that small folds' dispatch in combine stays as small as it
+     * was (one compare more; inlined into combine, this measured +0.5 ns on an 8-byte fold).
+     */
+    private static boolean staged(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff,
+            int count) {
+        if (!Staging.pays(type, op, count)) {
+            return false;
+        }
+        if (RawMemory.ENABLED) {
+            if (!(dst.isDirect() && a.isDirect() && b.isDirect())) {
+                return false;
+            }
+            combineStaged(type, op, dst, dOff, a, aOff, b, bOff, count, Staging.mine());
+            return true;
+        }
+        if (Staging.SEGMENTS && dOff >= dst.position() && aOff >= a.position() && bOff >= b.position()) {
+            combineSegments(type, op, dst, dOff, a, aOff, b, bOff, count, Staging.mine());
+            return true;
+        }
+        return false;
     }
 
     /** The raw-address form (direct buffers only; needs {@link RawMemory#ENABLED} or a forced {@code raw}). */
