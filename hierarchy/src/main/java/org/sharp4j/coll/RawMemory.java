@@ -25,6 +25,9 @@ import java.util.Locale;
  *   <li>{@code -Dsharp4j.kernels=varhandle} turns it off on any JDK (to rule it out, or where a
  *       security manager forbids the lookup); {@code raw} forces it on (on JDK 24+ the JDK then prints its
  *       warning about Unsafe once).</li>
+ *   <li>Large folds are staged through heap arrays ({@link Staging}, copies by
+ *       {@code Unsafe.copyMemory} here); {@code -Dsharp4j.kernels=scalar} keeps the scalar loops
+ *       above for every size.</li>
  * </ul>
  *
  * <h2>Safety</h2>
@@ -49,9 +52,10 @@ final class RawMemory {
             case "raw":
                 return Holder.U != null;
             case "auto":
+            case "scalar": // staging off (Staging), the scalar loops as auto picks them
                 return jdk < 22 && Holder.U != null;
             default:
-                throw new IllegalArgumentException("sharp4j.kernels: expected auto, raw or varhandle, got '" + mode + "'");
+                throw new IllegalArgumentException("sharp4j.kernels: expected auto, scalar, raw or varhandle, got '" + mode + "'");
         }
     }
 

@@ -3,6 +3,9 @@ package org.sharp4j.coll;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -17,7 +20,8 @@ import org.sharp4j.Op;
 import org.sharp4j.Reference;
 
 /**
- * The kernels in both forms (raw addresses and VarHandles) against a scalar reference written
+ * The kernels in every form (raw addresses, VarHandles, staged through raw addresses on JDK 17-21
+ * or through segments on JDK 22+) against a scalar reference written
  * independently here: every type x op, counts around the loop's edges, unaligned offsets, in place,
  * and the values that tell MIN/MAX and the logical ops apart (NaN, -0.0, 0, negative numbers).
  * Results are compared bit for bit, except that any NaN equals any NaN: Java leaves the payload of
@@ -31,6 +35,20 @@ class ReductionsTest {
     static final int[] COUNTS = {0, 1, 2, 3, 7, 8, 17, 64, 1000, 4099};
     static final int[] OFFSETS = {0, 8, 3, 128};
 
+    /**
+     * COUNTS and, for {@code t}, the counts around the staged forms' edges: the scalar thresholds
+     * (where combine switches form) and one, two and a half blocks (a full last block, a short one).
+     */
+    static int[] counts(DataType t) {
+        int blk = Staging.BLOCK_BYTES / t.size;
+        int min = Staging.MIN_BYTES / t.size;
+        int min8 = Staging.MIN_BYTES_8 / t.size;
+        int[] edges = {min - 1, min, min + 1, blk - 1, blk, blk + 1, 2 * blk, 2 * blk + blk / 2 + 1, min8 - 1, min8};
+        int[] all = java.util.Arrays.copyOf(COUNTS, COUNTS.length + edges.length);
+        System.arraycopy(edges, 0, all, COUNTS.length, edges.length);
+        return all;
+    }
+
     @Test
     void rawFormMatchesTheReferenceForEveryTypeAndOp() {
         assumeTrue(RawMemory.Holder.U != null, "sun.misc.Unsafe unavailable: the raw form is off");
@@ -41,6 +59,127 @@ class ReductionsTest {
     void varHandleFormMatchesTheReferenceOnDirectAndHeapBuffers() {
         check(Reductions::combineVarHandle, true);
         check(Reductions::combineVarHandle, false);
+    }
+
+    @Test
+    void stagedRawFormMatchesTheReferenceForEveryTypeAndOp() {
+        assumeTrue(RawMemory.Holder.U != null, "sun.misc.Unsafe unavailable: the raw form is off");
+        Staging s = new Staging();
+        check((t, op, d, dOff, a, aOff, b, bOff, n) -> Reductions.combineStaged(t, op, d, dOff, a, aOff, b, bOff, n, s), true);
+    }
+
+    @Test
+    void stagedSegmentFormMatchesTheReferenceOnDirectAndHeapBuffers() {
+        assumeTrue(Segments.AVAILABLE, "java.lang.foreign needs JDK 22+");
+        Staging s = new Staging();
+        Kernel k = (t, op, d, dOff, a, aOff, b, bOff, n) -> Reductions.combineSegments(t, op, d, dOff, a, aOff, b, bOff, n, s);
+        check(k, true);
+        check(k, false);
+    }
+
+    @Test
+    void segmentsAreOnFromJdk22AndStagingCanBeTurnedOff() {
+        assertEquals(Runtime.version().feature() >= 22, Segments.AVAILABLE, "java.lang.foreign's handles");
+        assertTrue(Staging.decide("auto"));
+        assertTrue(Staging.decide(" Auto "));
+        assertFalse(Staging.decide("scalar"));
+        assertFalse(Staging.decide("raw"));
+        assertFalse(Staging.decide("varhandle"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Staging.decide("simd"));
+        assertTrue(e.getMessage().contains("sharp4j.kernels") && e.getMessage().contains("simd"), e.getMessage());
+        assertFalse(RawMemory.decide("scalar", 25));
+        if (System.getProperty("sharp4j.kernels") == null) {
+            assertTrue(Staging.ENABLED);
+            assertEquals(Runtime.version().feature() >= 22, Staging.SEGMENTS);
+        }
+    }
+
+    @Test
+    void everyThreadHasItsOwnScratch() throws Exception {
+        Staging mine = Staging.mine();
+        assertSame(mine, Staging.mine());
+        Staging[] other = new Staging[1];
+        Thread th = new Thread(() -> other[0] = Staging.mine());
+        th.start();
+        th.join();
+        assertNotNull(other[0]);
+        assertNotSame(mine, other[0], "ranks as threads of one JVM must not share the staging arrays");
+        assertNotSame(mine.floats1, other[0].floats1);
+    }
+
+    @Test
+    void stagedFormsCheckBoundsAndWritabilityBeforeWriting() {
+        for (boolean segments : new boolean[] {false, true}) {
+            if (segments ? !Segments.AVAILABLE : RawMemory.Holder.U == null) {
+                continue;
+            }
+            Staging st = new Staging();
+            Kernel k = segments
+                    ? (t, op, d, dOff, a, aOff, b, bOff, n) -> Reductions.combineSegments(t, op, d, dOff, a, aOff, b, bOff, n, st)
+                    : (t, op, d, dOff, a, aOff, b, bOff, n) -> Reductions.combineStaged(t, op, d, dOff, a, aOff, b, bOff, n, st);
+            int n = Staging.BLOCK_BYTES / 8 + 3; // more than a block: a refused call must not have written the first
+            ByteBuffer d = alloc(n * 8, true);
+            ByteBuffer s = alloc(n * 8, true);
+            for (int i = 0; i < n; i++) {
+                d.putDouble(i * 8, 1.0);
+                s.putDouble(i * 8, 2.0);
+            }
+            String f = segments ? "segments" : "raw";
+            assertThrows(IndexOutOfBoundsException.class, () -> k.run(DataType.DOUBLE, Op.SUM, d, 0, d, 0, s, 8, n), f);
+            assertThrows(IndexOutOfBoundsException.class, () -> k.run(DataType.DOUBLE, Op.SUM, d, 8, d, 8, s, 8, n), f);
+            assertThrows(IndexOutOfBoundsException.class, () -> k.run(DataType.DOUBLE, Op.SUM, d, -8, d, -8, s, 0, 1), f);
+            ByteBuffer ro = d.asReadOnlyBuffer();
+            assertThrows(ReadOnlyBufferException.class, () -> k.run(DataType.DOUBLE, Op.SUM, ro, 0, d, 0, s, 0, n), f);
+            assertThrows(IllegalArgumentException.class, () -> k.run(DataType.DOUBLE, Op.BXOR, d, 0, d, 0, s, 0, n), f);
+            for (int i = 0; i < n; i++) {
+                assertEquals(1.0, d.getDouble(i * 8), f + ": nothing written by a refused call, element " + i);
+            }
+            k.run(DataType.DOUBLE, Op.SUM, d, 0, d, 0, s, 0, n);
+            assertEquals(3.0, d.getDouble(0), f);
+            assertEquals(3.0, d.getDouble((n - 1) * 8), f);
+        }
+    }
+
+    /**
+     * A segment of a buffer starts at its position: offsets are still absolute indices, as in the
+     * VarHandle form, whatever the buffers' positions (past an offset, combine takes another form).
+     * The same buffers and scratch across positions: a segment cached for one position must not
+     * serve another.
+     */
+    @Test
+    void buffersWithPositionsAreReadAtAbsoluteOffsets() {
+        for (boolean direct : new boolean[] {true, false}) {
+            int n = Staging.BLOCK_BYTES / 4 + 5;
+            int off = 12;
+            ByteBuffer a = alloc(off + n * 4, direct);
+            ByteBuffer b = alloc(off + n * 4, direct);
+            ByteBuffer d = alloc(off + n * 4, direct);
+            ByteBuffer d2 = alloc(off + n * 4, direct);
+            Staging st = new Staging();
+            for (int pos : new int[] {0, 4, off, 0, off + 4, 8}) {
+                a.clear();
+                b.clear();
+                for (int i = 0; i < n; i++) {
+                    a.putInt(off + i * 4, i + pos);
+                    b.putInt(off + i * 4, 1000 * i);
+                }
+                a.position(pos);
+                b.position(pos);
+                d.position(pos);
+                Reductions.combine(DataType.INT, Op.SUM, d, off, a, off, b, off, n);
+                for (int i = 0; i < n; i++) {
+                    assertEquals(1001 * i + pos, d.getInt(off + i * 4), "position " + pos + " direct " + direct + " element " + i);
+                }
+                assertEquals(pos, d.position(), "the position is left alone");
+                if (Segments.AVAILABLE && pos <= off) {
+                    d2.position(pos);
+                    Reductions.combineSegments(DataType.INT, Op.SUM, d2, off, a, off, b, off, n, st);
+                    for (int i = 0; i < n; i++) {
+                        assertEquals(1001 * i + pos, d2.getInt(off + i * 4), "segments, position " + pos + " direct " + direct + " element " + i);
+                    }
+                }
+            }
+        }
     }
 
     @Test
@@ -56,7 +195,7 @@ class ReductionsTest {
                 if (!op.validFor(t)) {
                     continue;
                 }
-                for (int n : COUNTS) {
+                for (int n : counts(t)) {
                     for (int off : OFFSETS) {
                         int bytes = off + n * t.size + 16;
                         ByteBuffer a = alloc(bytes, direct);
