@@ -293,6 +293,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 int heated = heatCalls = heat();
                 long t1 = System.nanoTime();
                 settleJit();
+                boot.barrier(); // the ranks settle for different times: the program's first call must not wait out the skew
                 if (rank == 0) {
                     LOG.debug("sharp4j: warm-up of {} rounds and {} hot calls took {} ms, then the JIT settled in {} ms", cfg.warmupRounds(),
                             heated, (t1 - t0) / 1_000_000, (System.nanoTime() - t1) / 1_000_000);
