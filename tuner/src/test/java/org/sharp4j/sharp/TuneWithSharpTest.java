@@ -77,9 +77,10 @@ class TuneWithSharpTest {
                 List<Object> r = sweep(config(2, 1), tiny());
                 assertTrue(((List<?>) r.get(1)).isEmpty(), r.get(1).toString());
                 Tuner.Result res = (Tuner.Result) r.get(0);
-                // 2 nodes x 1 rank: no intra-node candidates; knomial:radix=2 (2 sizes + barrier), sra:radix=2 (2), sharp (2 + barrier)
+                // 2 nodes x 1 rank: no intra-node candidates; knomial:radix=2 (the barrier first: the spine, then 2 sizes),
+                // sra:radix=2 (2), sharp (2 + barrier)
                 List<String> got = res.measurements.stream().map(m -> m.candidate() + "@" + m.bytes()).toList();
-                assertEquals(List.of("knomial:radix=2@8", "knomial:radix=2@65536", "knomial:radix=2@0", "sra:radix=2@8", "sra:radix=2@65536",
+                assertEquals(List.of("knomial:radix=2@0", "knomial:radix=2@8", "knomial:radix=2@65536", "sra:radix=2@8", "sra:radix=2@65536",
                         "sharp@8", "sharp@65536", "sharp@0"), got);
                 assertTrue(res.measurements.stream().allMatch(m -> m.layer().equals(Measurement.INTER) && m.nodes() == 2 && m.ppn() == 1));
                 List<String> sec = TuneTable.section(res.measurements, 2, 1, TuneTable.GUARD);

@@ -65,11 +65,13 @@ class MpirunTuneTest {
         assertTrue(lines.contains("[nodes=2:ppn=2:measured]"), lines::toString);
         assertTrue(Files.size(png) > 0);
 
-        // the same command again: resumed, nothing measured again
+        // the same command again: resumed; only the inter-node barrier is measured again (the spine
+        // the data candidates run on is chosen from it), its row appended and the later one kept
         Procs.Result again = mpirun(env, 4, props, "org.sharp4j.tuner.Sharp4jCli", tune);
         assertEquals(0, again.exit(), again::toString);
-        assertTrue(again.err().contains("resuming: 13 of 13 point(s) already measured"), again::toString);
-        assertEquals(14, Files.readAllLines(TuneCsv.of(table)).size(), "no row added");
+        assertTrue(again.err().contains("resuming: 12 of 13 point(s) already measured"), again::toString);
+        assertEquals(15, Files.readAllLines(TuneCsv.of(table)).size(), "one row added");
+        assertEquals(13, TuneCsv.read(TuneCsv.of(table)).size(), "one measurement per point");
 
         // read back: the job's ranks run with the table, and info shows the rules in force as measured
         CompiledTable expect = TuningTable.builtIn().withFile(table, "test").compile(2, 2);
