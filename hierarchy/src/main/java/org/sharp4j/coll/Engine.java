@@ -765,18 +765,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         if (own != null) {
             throw new Sharp4jException("rank " + rank + ": aborted during " + what + ": " + own);
         }
-        long abort = node.abortWord();
-        if (abort == 0 && inter != null) {
-            abort = inter.abortWord();
-        }
-        if (abort != 0 && (int) abort != rank + 1) {
-            int giver = (int) abort - 1;
-            int blamed = (int) (abort >>> 32) - 1;
-            relay(giver, blamed); // as the giver said it: every rank of this node reports the same culprit
-            throw new PeerFailureException("rank " + rank + ": rank " + giver + " gave up on the job during " + what
-                    + (blamed >= 0 && blamed != giver ? " because of rank " + blamed : "") + "; see its error",
-                    blamed >= 0 ? new int[] {blamed} : new int[] {giver});
-        }
+        throwIfAnotherGaveUp(what);
         if (awaitedRank >= 0 && awaitedRank < size && onMyHost[awaitedRank] && pids[awaitedRank] != myPid
                 && !ProcessHandle.of(pids[awaitedRank]).map(ProcessHandle::isAlive).orElse(false)) {
             giveUp(awaitedRank);
@@ -810,6 +799,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 List<Integer> named = stuck.isEmpty() ? behind : stuck;
                 List<Integer> held = new ArrayList<>(behind);
                 held.removeAll(named);
+                throwIfAnotherGaveUp(what); // one that gave up while we looked (it left its wait): its blame, not ours
                 giveUp(named.get(0));
                 throw new PeerFailureException("rank " + rank + ": timed out after "
                         + String.format("%.1f", timeoutNanos / 1e9) + " s in " + what + " waiting for rank "
@@ -829,12 +819,35 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 }
             }
             int blamed = stuck >= 0 ? stuck : awaitedRank;
+            throwIfAnotherGaveUp(what); // a rank that gave up while we followed the chain left its wait: report its blame
             giveUp(blamed);
             throw new PeerFailureException("rank " + rank + ": timed out after "
                     + String.format("%.1f", timeoutNanos / 1e9) + " s in " + what + " waiting for rank " + awaitedRank
                     + (blamed == awaitedRank ? "" : ", which waits for rank " + blamed) + "; rank " + blamed
                     + (topo.nodeOf(blamed) == nodeIndex ? " entered it but stopped making progress" : " did not answer")
                     + " (sharp4j.timeout)", new int[] {blamed});
+        }
+    }
+
+    /**
+     * Throws the failure another rank gave up with, if one did (this node's abort word, then the
+     * other node leaders'), relaying it as the giver said it so every rank reports the same culprit.
+     * Checked first at every probe, and again just before this rank blames someone at its timeout:
+     * ranks whose timeouts end together race, and a rank that gave up in between has left its wait,
+     * so the chain of waits would otherwise name it instead of the culprit it named.
+     */
+    private void throwIfAnotherGaveUp(String what) {
+        long abort = node.abortWord();
+        if (abort == 0 && inter != null) {
+            abort = inter.abortWord();
+        }
+        if (abort != 0 && (int) abort != rank + 1) {
+            int giver = (int) abort - 1;
+            int blamed = (int) (abort >>> 32) - 1;
+            relay(giver, blamed); // as the giver said it: every rank of this node reports the same culprit
+            throw new PeerFailureException("rank " + rank + ": rank " + giver + " gave up on the job during " + what
+                    + (blamed >= 0 && blamed != giver ? " because of rank " + blamed : "") + "; see its error",
+                    blamed >= 0 ? new int[] {blamed} : new int[] {giver});
         }
     }
 
