@@ -401,13 +401,23 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     private static final long HEAT_BUDGET_NANOS = 300_000_000L;
 
     /**
-     * After {@link #warmUp} profiled every path, runs the small-message path (8 B Allreduce and Reduce,
+     * After {@link #warmUp} profiled every path, runs the small-message path (Allreduce, Reduce,
      * Barrier) until C2 has compiled it, so that a program's first thousand calls do not run in
      * the interpreter or in C1's profiling code (measured: the first 300 calls of a fresh job took
      * 20-140 us each, then two plateaus before the steady state). Collective, in blocks of 500;
      * whether to go on is agreed after each block (rank 0's clock against the budget), and whether
      * to heat at all is agreed first: any rank whose JVM has not heated yet makes every rank heat,
      * so ranks never disagree on the number of calls. Returns the calls per collective run.
+     *
+     * <p>The calls cycle through every valid type x op, arrays and direct buffers, 1 element, the
+     * inline area's last element count and the first count past it. C2 compiles from the profile
+     * these calls leave (the warm-up's few calls ran mostly interpreted, before profiling started),
+     * and a branch never taken in it is compiled as a trap: heated with DOUBLE SUM only, the first
+     * DOUBLE MAX of a program (the OSU harness's statistics) threw the compiled collective, its
+     * fold and the kernels away mid-benchmark (LogCompilation: unstable_if in
+     * {@code Reductions.rawDouble}), and with mpirun binding each rank to one core the recompiling
+     * threads took that core from the rank for milliseconds: 32 B averaged 20-30 us against a P50
+     * of 0.3, P99 2 ms.
      */
     private int heat() {
         long[] flag = {heatedInThisJvm ? 0 : 1};
@@ -421,17 +431,41 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             return 0;
         }
         long t0 = System.nanoTime();
-        double[] x = {1};
-        double[] y = new double[1];
+        DataType[] types = DataType.values();
+        Op[] ops = Op.values();
+        int maxCount = ShmLevel.INLINE_BYTES / 4 + 1; // the first 4-byte count past the inline area
+        Object[] ins = {new int[maxCount], new long[maxCount], new float[maxCount], new double[maxCount]};
+        Object[] outs = {new int[maxCount], new long[maxCount], new float[maxCount], new double[maxCount]};
+        java.nio.ByteBuffer bin = java.nio.ByteBuffer.allocateDirect(maxCount * 8).order(java.nio.ByteOrder.nativeOrder());
+        java.nio.ByteBuffer bout = java.nio.ByteBuffer.allocateDirect(maxCount * 8).order(java.nio.ByteOrder.nativeOrder());
+        int combos = types.length * ops.length;
         int calls = 0;
+        int k = 0;
         while (calls < HEAT_CALLS) {
-            for (int i = 0; i < 500; i++) {
-                src.array(x, 0);
-                dst.array(y, 0);
-                run(Collective.ALLREDUCE, DataType.DOUBLE, Op.SUM, 0, 1);
-                src.array(x, 0);
-                dst.array(y, 0);
-                run(Collective.REDUCE, DataType.DOUBLE, Op.SUM, i % size, 1);
+            for (int i = 0; i < 500; i++, k++) {
+                DataType t = types[k % types.length];
+                Op op = ops[(k / types.length) % ops.length];
+                if (!op.validFor(t)) {
+                    op = Op.SUM;
+                }
+                int shape = (k / combos) % 4; // 0, 1: one element; 2: the inline area full; 3: just past it
+                int count = shape < 2 ? 1 : ShmLevel.INLINE_BYTES / t.size + (shape - 2);
+                boolean direct = ((k / combos) & 1) != 0 ^ (k & 1) != 0;
+                int a = t.ordinal(); // ins and outs are in DataType order
+                for (int c = 0; c < 2; c++) {
+                    if (direct) {
+                        src.buffer(bin, 0);
+                        dst.buffer(bout, 0);
+                    } else {
+                        src.array(ins[a], 0);
+                        dst.array(outs[a], 0);
+                    }
+                    if (c == 0) {
+                        run(Collective.ALLREDUCE, t, op, 0, count);
+                    } else {
+                        run(Collective.REDUCE, t, op, k % size, count);
+                    }
+                }
                 src.none();
                 dst.none();
                 run(Collective.BARRIER, null, null, 0, 0);
