@@ -288,16 +288,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             this.interStage = interUnit > 1 && localIndex == 0
                     ? java.nio.ByteBuffer.allocateDirect(interUnit * cfg.slotBytes()).order(java.nio.ByteOrder.nativeOrder()) : null;
             if (cfg.warmupRounds() > 0) {
-                long t0 = System.nanoTime();
                 warmUp(cfg.warmupRounds());
-                int heated = heatCalls = heat();
-                long t1 = System.nanoTime();
-                settleJit();
-                boot.barrier(); // the ranks settle for different times: the program's first call must not wait out the skew
-                if (rank == 0) {
-                    LOG.debug("sharp4j: warm-up of {} rounds and {} hot calls took {} ms, then the JIT settled in {} ms", cfg.warmupRounds(),
-                            heated, (t1 - t0) / 1_000_000, (System.nanoTime() - t1) / 1_000_000);
-                }
+                heatPending = true; // the Communicator over this engine heats through its public methods, then calls heated()
             }
         } catch (RuntimeException | Error e) {
             // Nothing built here may outlive a failed creation: the UCX worker, the SHARP context, the mappings.
@@ -391,98 +383,46 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     }
 
 
-    /** Whether a communicator of this JVM already ran {@link #heat} (the JIT's compiled code is JVM-wide). */
+    /** Whether a communicator of this JVM already heated the hot path (the JIT's compiled code is JVM-wide). */
     private static volatile boolean heatedInThisJvm;
-    /** Small calls per collective this communicator's {@link #heat} ran (0 when no rank needed it). */
+    /** Whether the communicator over this engine still has to heat the hot path (warm-up on, not yet done). */
+    private boolean heatPending;
+    /** Small calls per collective this communicator's heating ran (0 when no rank needed it). */
     private int heatCalls;
-    /** Small calls per collective that get the hot path compiled by C2 (its thresholds are ~5,000 invocations). */
-    static final int HEAT_CALLS = 6_000;
-    /** Rank 0 stops the heating after this long (oversubscribed ranks pay microseconds per call). */
-    private static final long HEAT_BUDGET_NANOS = 300_000_000L;
 
     /**
-     * After {@link #warmUp} profiled every path, runs the small-message path (Allreduce, Reduce,
-     * Barrier) until C2 has compiled it, so that a program's first thousand calls do not run in
-     * the interpreter or in C1's profiling code (measured: the first 300 calls of a fresh job took
-     * 20-140 us each, then two plateaus before the steady state). Collective, in blocks of 500;
-     * whether to go on is agreed after each block (rank 0's clock against the budget), and whether
-     * to heat at all is agreed first: any rank whose JVM has not heated yet makes every rank heat,
-     * so ranks never disagree on the number of calls. Returns the calls per collective run.
-     *
-     * <p>The calls cycle through every valid type x op, arrays and direct buffers, 1 element, the
-     * inline area's last element count and the first count past it. C2 compiles from the profile
-     * these calls leave (the warm-up's few calls ran mostly interpreted, before profiling started),
-     * and a branch never taken in it is compiled as a trap: heated with DOUBLE SUM only, the first
-     * DOUBLE MAX of a program (the OSU harness's statistics) threw the compiled collective, its
-     * fold and the kernels away mid-benchmark (LogCompilation: unstable_if in
-     * {@code Reductions.rawDouble}), and with mpirun binding each rank to one core the recompiling
-     * threads took that core from the rank for milliseconds: 32 B averaged 20-30 us against a P50
-     * of 0.3, P99 2 ms.
+     * Whether the communicator over this engine still has to heat the hot path: warm-up is on
+     * ({@code sharp4j.warmup} rounds above 0) and it has not been done. The heating itself is
+     * {@code Communicator}'s, through its public methods, so that their code is compiled too.
      */
-    private int heat() {
-        long[] flag = {heatedInThisJvm ? 0 : 1};
-        long[] agreed = new long[1];
-        src.array(flag, 0);
-        dst.array(agreed, 0);
-        run(Collective.ALLREDUCE, DataType.LONG, Op.MAX, 0, 1);
-        if (agreed[0] == 0) {
-            src.none();
-            dst.none();
-            return 0;
+    public boolean heatPending() {
+        return heatPending;
+    }
+
+    /** Whether a communicator of this JVM has heated the hot path already. */
+    public static boolean heatedInThisJvm() {
+        return heatedInThisJvm;
+    }
+
+    /**
+     * Called once by the communicator after its heating ran {@code calls} calls per collective (0:
+     * no rank needed it; the same number on every rank): sleeps until the JIT settled. The
+     * communicator then lines the ranks up with a bootstrap barrier (they settle for different
+     * times, and the program's first call must not wait out the skew).
+     */
+    public void heated(int calls, long startNanos) {
+        heatPending = false;
+        java.util.Arrays.fill(callsBy, 0); // the program's calls are counted from here (the counters are diagnostics)
+        heatCalls = calls;
+        if (calls > 0) {
+            heatedInThisJvm = true;
         }
-        long t0 = System.nanoTime();
-        DataType[] types = DataType.values();
-        Op[] ops = Op.values();
-        int maxCount = ShmLevel.INLINE_BYTES / 4 + 1; // the first 4-byte count past the inline area
-        Object[] ins = {new int[maxCount], new long[maxCount], new float[maxCount], new double[maxCount]};
-        Object[] outs = {new int[maxCount], new long[maxCount], new float[maxCount], new double[maxCount]};
-        java.nio.ByteBuffer bin = java.nio.ByteBuffer.allocateDirect(maxCount * 8).order(java.nio.ByteOrder.nativeOrder());
-        java.nio.ByteBuffer bout = java.nio.ByteBuffer.allocateDirect(maxCount * 8).order(java.nio.ByteOrder.nativeOrder());
-        int combos = types.length * ops.length;
-        int calls = 0;
-        int k = 0;
-        while (calls < HEAT_CALLS) {
-            for (int i = 0; i < 500; i++, k++) {
-                DataType t = types[k % types.length];
-                Op op = ops[(k / types.length) % ops.length];
-                if (!op.validFor(t)) {
-                    op = Op.SUM;
-                }
-                int shape = (k / combos) % 4; // 0, 1: one element; 2: the inline area full; 3: just past it
-                int count = shape < 2 ? 1 : ShmLevel.INLINE_BYTES / t.size + (shape - 2);
-                boolean direct = ((k / combos) & 1) != 0 ^ (k & 1) != 0;
-                int a = t.ordinal(); // ins and outs are in DataType order
-                for (int c = 0; c < 2; c++) {
-                    if (direct) {
-                        src.buffer(bin, 0);
-                        dst.buffer(bout, 0);
-                    } else {
-                        src.array(ins[a], 0);
-                        dst.array(outs[a], 0);
-                    }
-                    if (c == 0) {
-                        run(Collective.ALLREDUCE, t, op, 0, count);
-                    } else {
-                        run(Collective.REDUCE, t, op, k % size, count);
-                    }
-                }
-                src.none();
-                dst.none();
-                run(Collective.BARRIER, null, null, 0, 0);
-            }
-            calls += 500;
-            flag[0] = rank == 0 && System.nanoTime() - t0 > HEAT_BUDGET_NANOS ? 1 : 0;
-            src.array(flag, 0);
-            dst.array(agreed, 0);
-            run(Collective.ALLREDUCE, DataType.LONG, Op.MAX, 0, 1);
-            if (agreed[0] != 0) {
-                break;
-            }
+        long t1 = System.nanoTime();
+        settleJit();
+        if (rank == 0) {
+            LOG.debug("sharp4j: {} hot calls took {} ms, then the JIT settled in {} ms", calls, (t1 - startNanos) / 1_000_000,
+                    (System.nanoTime() - t1) / 1_000_000);
         }
-        src.none();
-        dst.none();
-        heatedInThisJvm = true;
-        return calls;
     }
 
     /**

@@ -42,10 +42,44 @@ public final class Waiter {
 
     private final WaitPolicy policy;
     private final FailureProbe probe;
+    private final long probeIntervalNanos;
 
     public Waiter(WaitPolicy policy, FailureProbe probe) {
+        this(policy, probe, PROBE_INTERVAL_NANOS);
+    }
+
+    private Waiter(WaitPolicy policy, FailureProbe probe, long probeIntervalNanos) {
         this.policy = policy;
         this.probe = probe;
+        this.probeIntervalNanos = probeIntervalNanos;
+    }
+
+    /**
+     * Takes every branch of the flag wait's slow path (spin budget spent, yield, park, the
+     * failure probe, the end of a probed wait) on a private flag that another thread sets after
+     * about 1 ms; local, parked, about 1 ms. Why: C2 compiles a branch it never saw taken as a
+     * trap, and ranks heated in lockstep never wait long, so a program's first long wait (a peer
+     * that computes, a late start) threw the compiled slow path, and the collective it was inlined
+     * into, back to the interpreter, and recompiled them against the program's first calls
+     * (LogCompilation: unstable_if in {@code awaitSlow}, then the exchange recompiled). The engine
+     * calls it while it heats the hot path, when the slow path's profile exists. {@code selfRank}:
+     * the rank the probe is asked about (this rank: nothing to find dead).
+     */
+    public void exerciseSlowPath(int selfRank) {
+        ByteBuffer flag = ByteBuffer.allocateDirect(64).order(java.nio.ByteOrder.nativeOrder());
+        Waiter w = new Waiter(new WaitPolicy(2_000, 50_000, 50_000, policy.timeoutNanos), probe, 200_000);
+        Thread setter = new Thread(() -> {
+            LockSupport.parkNanos(1_000_000);
+            Flags.release(flag, 0, 1);
+        }, "sharp4j-wait-exercise");
+        setter.setDaemon(true);
+        setter.start();
+        w.await(flag, 0, 1, selfRank);
+        try {
+            setter.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     public WaitPolicy policy() {
@@ -82,7 +116,7 @@ public final class Waiter {
         boolean interrupted = false;
         boolean probed = false;
         try {
-            long nextProbe = start + PROBE_INTERVAL_NANOS;
+            long nextProbe = start + probeIntervalNanos;
             long parkNanos = 1_000;
             while (true) {
                 long now = System.nanoTime();
@@ -98,7 +132,7 @@ public final class Waiter {
                     return;
                 }
                 if (now - nextProbe >= 0) {
-                    nextProbe = now + PROBE_INTERVAL_NANOS;
+                    nextProbe = now + probeIntervalNanos;
                     probed = true;
                     probe.check(awaitedRank, waited, policy.timeoutNanos);
                 }
@@ -131,7 +165,7 @@ public final class Waiter {
         boolean interrupted = false;
         boolean probed = false;
         try {
-            long nextProbe = start + PROBE_INTERVAL_NANOS;
+            long nextProbe = start + probeIntervalNanos;
             long parkNanos = 1_000;
             while (true) {
                 long now = System.nanoTime();
@@ -148,7 +182,7 @@ public final class Waiter {
                     return v;
                 }
                 if (now - nextProbe >= 0) {
-                    nextProbe = now + PROBE_INTERVAL_NANOS;
+                    nextProbe = now + probeIntervalNanos;
                     probed = true;
                     probe.check(awaitedRank, waited, policy.timeoutNanos);
                 }
