@@ -167,7 +167,7 @@ public final class HostStep implements RecoverableStep {
      * the size the table's rules are keyed by, the same on every leader for every part.
      */
     static long callBytes(long desc, int count, DataType t) {
-        return t == null ? 0 : Math.max((long) count, desc & 0x7FFFFFFFL) * t.size;
+        return org.sharp4j.coll.Desc.callBytes(desc, count, t);
     }
 
     private Algorithm algorithm(Collective c, long bytes) {

@@ -25,6 +25,16 @@ public final class Desc {
                 | ((long) (root & 0xFFFFFF) << 32) | (count & 0x7FFFFFFFL);
     }
 
+    /**
+     * Bytes of the user's call a phase-3 part of {@code count} elements belongs to (the call's
+     * count is in its descriptor): the size the tuning table's inter-node rules are keyed by, the
+     * same on every node leader for every part of the call. A long call reaches phase 3 a slot or a
+     * unit of slots at a time; looked up at the part's size, no rule above a slot would apply.
+     */
+    public static long callBytes(long desc, int count, DataType t) {
+        return t == null ? 0 : Math.max((long) count, desc & 0x7FFFFFFFL) * t.size;
+    }
+
     public static boolean differs(long a, long b) {
         return ((a ^ b) & ~SHARED) != 0;
     }

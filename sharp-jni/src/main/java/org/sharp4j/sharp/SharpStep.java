@@ -260,7 +260,12 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
     }
 
     /** Whether call {@code k} goes to SHARP (the same decision on every leader). */
-    boolean eligible(long k, Collective c, ByteBuffer buf, int count, DataType type, Op op) {
+    /**
+     * Whether SHARP takes this call (or this part of a long call): {@code callBytes} is the whole
+     * call's size ({@link Desc#callBytes}), so every part of a call goes the same way, the way the
+     * table's rule for the call's size says.
+     */
+    boolean eligible(long k, Collective c, ByteBuffer buf, int count, DataType type, Op op, long callBytes) {
         if (k >= disabledFrom) {
             return false;
         }
@@ -270,8 +275,7 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
         if (count <= 0 || !buf.isDirect()) {
             return false;
         }
-        long bytes = (long) count * type.size;
-        return bytes <= maxBytes[c.ordinal()] && (dtypeMask >>> DTYPE[type.ordinal()] & 1) != 0
+        return callBytes <= maxBytes[c.ordinal()] && (dtypeMask >>> DTYPE[type.ordinal()] & 1) != 0
                 && (opMask >>> OP[op.ordinal()] & 1) != 0;
     }
 
@@ -297,7 +301,8 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
     private void run(Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode, long desc,
             CallStatus status) {
         final long k = ++call;
-        if (!eligible(k, c, buf, count, t, op)) {
+        final long callBytes = Desc.callBytes(desc, count, t);
+        if (!eligible(k, c, buf, count, t, op, callBytes)) {
             hostCalls++;
             HOST_CALLS.incrementAndGet();
             switch (c) {
@@ -314,7 +319,7 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
         final long sent0 = host.messagesSent();
         try {
             int ops = operations(c, count, t);
-            depth = depthFor(c, bytes);
+            depth = depthFor(c, callBytes); // the table's depth for the whole call, not this part
             int rc = sharp(c, buf, off, count, t, op, desc, cur, ops);
             if (rc == 0) {
                 if (bytes > 0) {

@@ -60,4 +60,42 @@ class SharpTableTest {
         assertEquals(2, SharpStep.SHARP_CALLS.get() - sharp0, "SHARP calls");
         assertEquals(4, SharpStep.HOST_CALLS.get() - host0, "host calls");
     }
+
+    /**
+     * A long call reaches phase 3 a slot at a time; SHARP must take or leave the whole call by the
+     * rule for the call's size, not each slot by the slot's size (with 4 KiB slots and SHARP up to
+     * 16 KiB, a 64 KiB call's slots were each small enough for SHARP, against the table).
+     */
+    @Test
+    void theRuleForTheWholeCallDecidesEveryPart() {
+        Config cfg = config(2, 1).withSlotBytes(4096).withTuneOverride("allreduce:0-16k:sharp");
+        long[] sharpCalls = new long[2];
+        long[] hostCalls = new long[2];
+        with(AUTO, map(), () -> ThreadRanks.run(2, cfg, comm -> {
+            assertTrue(comm.interNode().startsWith("SHARP"), comm.interNode());
+            ByteBuffer b = ByteBuffer.allocateDirect(64 * 1024).order(java.nio.ByteOrder.nativeOrder());
+            for (int round = 0; round < 2; round++) {
+                int count = round == 0 ? 8192 : 1024; // 64 KiB (16 slots, past the rule), then 8 KiB (2 slots, within it)
+                for (int i = 0; i < count; i++) {
+                    b.putLong(8 * i, (comm.rank() + 1) * 1000L + i);
+                }
+                comm.barrier();
+                long s0 = SharpStep.SHARP_CALLS.get();
+                long h0 = SharpStep.HOST_CALLS.get();
+                comm.allreduce(b, 0, count, DataType.LONG, Op.SUM);
+                comm.barrier();
+                if (comm.rank() == 0) {
+                    sharpCalls[round] = SharpStep.SHARP_CALLS.get() - s0;
+                    hostCalls[round] = SharpStep.HOST_CALLS.get() - h0;
+                }
+                comm.barrier();
+                for (int i = 0; i < count; i++) {
+                    assertEquals(3000L + 2L * i, b.getLong(8 * i), "element " + i);
+                }
+            }
+        }));
+        // the barriers in between are host calls too (no barrier rule): only the data calls' SHARP counts are compared
+        assertEquals(0, sharpCalls[0], "SHARP operations of the 64 KiB call (host: " + hostCalls[0] + ")");
+        assertTrue(sharpCalls[1] >= 2, "the 8 KiB call's slots go to SHARP: " + sharpCalls[1]);
+    }
 }
