@@ -261,35 +261,34 @@ public final class HostStep implements RecoverableStep {
 
         /** The call's spine and data rounds (class comment), after {@code x.begin}. */
         void collective(Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode, long callBytes) {
-            final long bytes = t == null ? 0 : (long) count * t.size;
             if (c == Collective.BARRIER) {
                 barrier.run(patterns[spineRadix]);
                 return;
             }
             final Algorithm a = algorithm(c, callBytes);
             final int k = radix(c, callBytes);
-            final KnomialPattern p = patterns[k];
-            if (k == spineRadix && bytes <= frag) {
-                if (a == Algorithm.SRA) {
-                    sra.runMerged(p, buf, off, count, t, op);
-                } else {
-                    knomial.runMerged(p, buf, off, count, t, op);
-                }
-            } else {
-                barrier.run(patterns[spineRadix]);
-                if (x.ok()) {
-                    data(c, buf, off, count, t, op, rootNode, callBytes);
+            if (!merged(k, (long) count * t.size)) {
+                barrier.run(patterns[spineRadix]); // merged rounds carry the spine's check themselves
+                if (!x.ok()) {
+                    return;
                 }
             }
+            rounds(c, a, k, buf, off, count, t, op, rootNode);
         }
 
         /** The data rounds alone: after a spine that ended ok, or for a later part of a call whose first part did. */
         void data(Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode, long callBytes) {
-            final long bytes = (long) count * t.size;
-            final Algorithm a = algorithm(c, callBytes);
-            final int k = radix(c, callBytes);
+            rounds(c, algorithm(c, callBytes), radix(c, callBytes), buf, off, count, t, op, rootNode);
+        }
+
+        /** Whether the data rounds are the spine's rounds with the data merged in (the spine's radix, one fragment). */
+        private boolean merged(int k, long bytes) {
+            return k == spineRadix && bytes <= frag;
+        }
+
+        private void rounds(Collective c, Algorithm a, int k, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode) {
             final KnomialPattern p = patterns[k];
-            if (k == spineRadix && bytes <= frag) {
+            if (merged(k, (long) count * t.size)) {
                 // As a whole call of this size would run (merged rounds cost no extra round), so a
                 // part folds in the same bracket as the call's first part.
                 if (a == Algorithm.SRA) {
