@@ -248,11 +248,14 @@ public final class Tuner {
                     + " (the default; sharp4j.sharp.lib names the library) and without sharp4j.sharp.min.nodes/max.bytes");
         }
         String interNode;
+        Bootstrap nodeBoot;
         // the probe's table picks SHARP for small messages, so that SHARP is set up (and named in phase 3) wherever it can be
         try (Communicator probe = Sharp4j.create(boot, base.withTuneOverride("all:0-2k:sharp").withWarmupRounds(0))) {
             res.ppn = probe.topology().maxRanksPerNode();
             res.nodes = probe.topology().nodeCount();
             interNode = probe.interNode();
+            int node = probe.topology().nodeOf(boot.rank());
+            nodeBoot = new NodeBootstrap(boot, probe.topology().nodeRanks(node), node);
         }
         PrintStream out = boot.rank() == 0 ? progress : null;
         List<Candidate> cands = candidates(o, res.nodes, res.ppn, interNode, res.notes);
@@ -340,7 +343,7 @@ public final class Tuner {
             List<Measurement.Pass> got = new ArrayList<>();
             for (int p = 1; p <= o.passes && !res.budgetSpent; p++) {
                 for (Candidate cand : passOrder(stage, p)) {
-                    if (!measurePass(boot, base, o, cand, p, Math.max(0, spine), skip, res, got, sink, out, doneCount, start)) {
+                    if (!measurePass(boot, nodeBoot, base, o, cand, p, Math.max(0, spine), skip, res, got, sink, out, doneCount, start)) {
                         res.budgetSpent = true;
                         break;
                     }
@@ -379,9 +382,14 @@ public final class Tuner {
     /**
      * Pass {@code p} of one candidate: a communicator forced to it, then its points not yet measured in
      * this pass. False when the budget is spent (every rank gets rank 0's answer before each point).
+     *
+     * <p>An intra-node candidate at a job of several nodes is measured on a communicator per node
+     * (over {@code nodeBoot}, the node's ranks only), so without phase 3, whose noise over TCP
+     * (about +-100 us) would swamp the intra-node phases' microseconds; its figure is the slowest node's.
      */
-    private static boolean measurePass(Bootstrap boot, Config base, Options o, Candidate cand, int p, int spine, Set<String> skip,
-            Result res, List<Measurement.Pass> got, Consumer<Measurement.Pass> sink, PrintStream out, int[] doneCount, long start) {
+    private static boolean measurePass(Bootstrap boot, Bootstrap nodeBoot, Config base, Options o, Candidate cand, int p, int spine,
+            Set<String> skip, Result res, List<Measurement.Pass> got, Consumer<Measurement.Pass> sink, PrintStream out, int[] doneCount,
+            long start) {
         boolean any = false;
         for (Collective c : o.collectives) {
             if (cand.collectives().contains(c)) {
@@ -394,7 +402,11 @@ public final class Tuner {
             return true;
         }
         Config cfg = base.withTuneOverride(cand.forcing(spine)).withWarmupRounds(Math.min(base.warmupRounds(), 4));
-        try (Communicator comm = Sharp4j.create(boot, cfg)) {
+        boolean nodeLocal = cand.layer().equals(Measurement.INTRA) && res.nodes > 1;
+        if (nodeLocal) {
+            cfg = cfg.withSimulatedTopology(0, cfg.simulatedSockets()); // one node: its ranks only, no phase 3
+        }
+        try (Communicator comm = Sharp4j.create(nodeLocal ? nodeBoot : boot, cfg)) {
             for (Collective c : o.collectives) {
                 if (!cand.collectives().contains(c)) {
                     continue;
@@ -403,10 +415,11 @@ public final class Tuner {
                     if (skipped(skip, c, cand, bytes, p, res)) {
                         continue;
                     }
-                    if (outOfTime(comm, o, start)) {
+                    if (nodeLocal ? outOfTime(boot, o, start) : outOfTime(comm, o, start)) {
                         return false;
                     }
-                    Measurement.Pass m = new Measurement.Pass(measure(comm, c, cand, bytes, o, res.nodes, res.ppn), p);
+                    Measurement one = measure(comm, c, cand, bytes, o, res.nodes, res.ppn);
+                    Measurement.Pass m = new Measurement.Pass(nodeLocal ? slowestNode(boot, one) : one, p);
                     got.add(m);
                     if (boot.rank() == 0 && sink != null) {
                         sink.accept(m);
@@ -433,6 +446,92 @@ public final class Tuner {
             }
         }
         return null;
+    }
+
+    /** Whether rank 0's budget is spent; every rank of {@code boot} gets rank 0's answer (one bootstrap allgather). */
+    private static boolean outOfTime(Bootstrap boot, Options o, long start) {
+        boolean mine = boot.rank() == 0 && o.budgetNanos > 0 && System.nanoTime() - start > o.budgetNanos;
+        return boot.allgather(new byte[] {(byte) (mine ? 1 : 0)})[0][0] != 0;
+    }
+
+    /** The figure of the slowest node (each node's communicator measured its own), on every rank (one bootstrap allgather). */
+    static Measurement slowestNode(Bootstrap boot, Measurement mine) {
+        String enc = String.format(Locale.ROOT, "%s,%s,%d,%b", Double.toString(mine.meanUs()), Double.toString(mine.stderrUs()),
+                mine.rounds(), mine.stable());
+        Measurement worst = null;
+        for (byte[] b : boot.allgather(enc.getBytes(StandardCharsets.UTF_8))) {
+            String[] f = new String(b, StandardCharsets.UTF_8).split(",");
+            Measurement m = new Measurement(mine.nodes(), mine.ppn(), mine.collective(), mine.layer(), mine.candidate(), mine.bytes(),
+                    Double.parseDouble(f[0]), Double.parseDouble(f[1]), Integer.parseInt(f[2]), Boolean.parseBoolean(f[3]));
+            if (worst == null || m.meanUs() > worst.meanUs()) {
+                worst = m;
+            }
+        }
+        return worst;
+    }
+
+    /**
+     * The ranks of one node as a bootstrap of their own, for a communicator of that node alone. Its
+     * allgathers are the job's: every rank of the job calls each (every node creates, uses and closes
+     * its communicator at the same point of the sweep) and sees its node's part; its job id names the
+     * node, so the nodes' shared-memory segments (one host for simulated nodes) never meet.
+     */
+    static final class NodeBootstrap implements Bootstrap {
+        private final Bootstrap job;
+        private final int[] members;
+        private final int rank;
+        private final String jobId;
+
+        NodeBootstrap(Bootstrap job, int[] members, int node) {
+            this.job = job;
+            this.members = members.clone();
+            int me = -1;
+            for (int i = 0; i < members.length; i++) {
+                if (members[i] == job.rank()) {
+                    me = i;
+                }
+            }
+            if (me < 0) {
+                throw new IllegalArgumentException("rank " + job.rank() + " is not among its node's ranks " + java.util.Arrays.toString(members));
+            }
+            this.rank = me;
+            this.jobId = job.jobId() + "-node" + node;
+        }
+
+        @Override
+        public int rank() {
+            return rank;
+        }
+
+        @Override
+        public int size() {
+            return members.length;
+        }
+
+        @Override
+        public String jobId() {
+            return jobId;
+        }
+
+        @Override
+        public byte[][] allgather(byte[] mine) {
+            byte[][] all = job.allgather(mine);
+            byte[][] out = new byte[members.length][];
+            for (int i = 0; i < members.length; i++) {
+                out[i] = all[members[i]];
+            }
+            return out;
+        }
+
+        @Override
+        public String name() {
+            return job.name() + " (node-local)";
+        }
+
+        @Override
+        public void close() {
+            // the job's bootstrap stays open: its owner closes it
+        }
     }
 
     /** Whether rank 0's budget is spent; every rank gets rank 0's answer. */

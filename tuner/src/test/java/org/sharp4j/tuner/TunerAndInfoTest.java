@@ -184,6 +184,59 @@ class TunerAndInfoTest {
         assertTrue(res.measurements.isEmpty() && sink.isEmpty());
     }
 
+    /**
+     * At a job of several nodes the intra-node candidates are measured on one communicator per node
+     * (no phase 3): a node's bootstrap sees its own ranks only, in the job's allgathers, under a job id of
+     * its own (two simulated nodes on one host must not share segments), and a point's figure is the
+     * slowest node's.
+     */
+    @Test
+    void intraNodeCandidatesAtSeveralNodesAreMeasuredPerNode() throws Exception {
+        List<Bootstrap> boots = ThreadBootstrap.group(4, 30_000);
+        List<Tuner.NodeBootstrap> nodes = new ArrayList<>();
+        for (Bootstrap b : boots) {
+            nodes.add(new Tuner.NodeBootstrap(b, b.rank() < 2 ? new int[] {0, 1} : new int[] {2, 3}, b.rank() < 2 ? 0 : 1));
+        }
+        assertEquals(1, nodes.get(3).rank());
+        assertEquals(2, nodes.get(3).size());
+        assertTrue(!nodes.get(0).jobId().equals(nodes.get(2).jobId()), "each node its own segments");
+        List<byte[][]> got = new java.util.concurrent.CopyOnWriteArrayList<>(java.util.Collections.nCopies(4, (byte[][]) null));
+        List<Measurement> worst = new java.util.concurrent.CopyOnWriteArrayList<>(java.util.Collections.nCopies(4, (Measurement) null));
+        List<Thread> ts = new ArrayList<>();
+        for (int r = 0; r < 4; r++) {
+            int rank = r;
+            Thread t = new Thread(() -> {
+                got.set(rank, nodes.get(rank).allgather(new byte[] {(byte) (10 + rank)}));
+                worst.set(rank, Tuner.slowestNode(boots.get(rank), new Measurement(2, 2, Collective.ALLREDUCE, "intra", "tiled", 8,
+                        rank == 2 ? 5.0 : 1.0 + rank / 10.0, 0.1, 2, rank != 2)));
+            });
+            t.start();
+            ts.add(t);
+        }
+        for (Thread t : ts) {
+            t.join(30_000);
+        }
+        assertEquals(List.of(12, 13), java.util.Arrays.stream(got.get(2)).map(b -> (int) b[0]).toList());
+        assertEquals(List.of(10, 11), java.util.Arrays.stream(got.get(1)).map(b -> (int) b[0]).toList());
+        for (Measurement m : worst) {
+            assertEquals(5.0, m.meanUs(), 0, "the slowest node's figure on every rank");
+            assertFalse(m.stable());
+        }
+
+        // a sweep at 2 simulated nodes x 2 ranks: every rank gets through the per-node communicators
+        Tuner.Options o = tiny();
+        o.collectives = EnumSet.of(Collective.ALLREDUCE);
+        List<Measurement.Pass> sink = new ArrayList<>();
+        Tuner.Result res = sweep(4, Config.defaults().withSimulatedTopology(2, 0).withWarmupRounds(1).withTimeoutNanos(60_000_000_000L),
+                o, Set.of(), sink);
+        assertEquals(2, res.nodes);
+        assertEquals(2, res.ppn);
+        // tree:radix=2 and tiled at 64 B and 32 KiB, exchange at 64 B
+        assertEquals(5, res.measurements.size(), res.measurements.toString());
+        assertTrue(res.measurements.stream().allMatch(m -> m.layer().equals("intra") && m.nodes() == 2 && m.ppn() == 2 && m.passes() == 2),
+                res.measurements.toString());
+    }
+
     private static String choice(List<TuneTable.Choice> cs, Collective c, long bytes) {
         for (TuneTable.Choice ch : cs) {
             if (ch.collective() == c && ch.bytes() == bytes && ch.layer().equals(Measurement.INTRA)) {
