@@ -29,8 +29,8 @@ import org.sharp4j.tuning.Sizes;
  * <ul>
  *   <li>intra-node (when a node has 2 ranks or more): {@code tree:radix=k} for each radix up to the
  *       ranks per node, {@code exchange} (up to 32 ranks per node, sizes up to {@link Options#exchangeMax}),
- *       {@code tiled} (allreduce, reduce; {@code tiled:chunk=C} for each of {@link Options#chunks}); phase 3
- *       keeps the table's choice;</li>
+ *       {@code tiled} (allreduce, reduce; {@code tiled:chunk=C} for each of {@link Options#chunks}); at several
+ *       nodes measured on a communicator per node (no phase 3, whose noise would swamp them), the slowest node's figure;</li>
  *   <li>inter-node (2 nodes or more, phase 3 on the host path, e.g. UCX): {@code knomial:radix=k} for k in
  *       {@link Options#interRadices} up to the node count (allreduce, reduce, and barrier, which runs the
  *       host path's spine at that radix), {@code sra:radix=k} (allreduce, reduce); {@code sharp} where SHARP is
