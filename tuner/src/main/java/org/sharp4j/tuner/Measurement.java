@@ -1,21 +1,27 @@
 package org.sharp4j.tuner;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import org.sharp4j.tuning.Collective;
 
 /**
- * One point of a {@code sharp4j tune} sweep: a candidate at one size, for one job shape, as the
- * mean over rounds of the slowest rank's time per call and the standard error of that mean.
+ * One point of a {@code sharp4j tune} sweep: a candidate at one size, for one job shape. Measured
+ * in one pass (one communicator, so one set of connections) it is the mean over rounds of the
+ * slowest rank's time per call and the standard error of that mean; over several passes
+ * ({@link #overPasses}) it is the median of the passes' figures and an error from their spread.
  *
  * @param nodes     nodes of the job it was measured in
  * @param ppn       largest number of ranks per node of that job
  * @param layer     {@code intra} (inside a node) or {@code inter} (between node leaders)
  * @param candidate the candidate as a rule's tail: {@code tree:radix=4}, {@code tiled}, {@code knomial:radix=2}, {@code sharp}
  * @param bytes     message size (0 for barrier)
- * @param stable    whether the rounds reached the target relative standard error
+ * @param rounds    timed rounds, over all passes
+ * @param stable    whether the rounds of every pass reached the target relative standard error
+ * @param passes    passes (communicators) the figure is taken over
  */
 public record Measurement(int nodes, int ppn, Collective collective, String layer, String candidate, long bytes, double meanUs,
-        double stderrUs, int rounds, boolean stable) {
+        double stderrUs, int rounds, boolean stable, int passes) {
     public static final String INTRA = "intra";
     public static final String INTER = "inter";
 
@@ -29,15 +35,100 @@ public record Measurement(int nodes, int ppn, Collective collective, String laye
         if (candidate.isEmpty() || candidate.contains(",")) {
             throw new IllegalArgumentException("bad candidate '" + candidate + "'");
         }
+        if (passes < 1) {
+            throw new IllegalArgumentException("a measurement needs passes >= 1, got " + passes);
+        }
     }
 
-    /** The point's identity in a sweep (a resumed sweep skips points it already has). */
+    /** A point measured in one pass. */
+    public Measurement(int nodes, int ppn, Collective collective, String layer, String candidate, long bytes, double meanUs,
+            double stderrUs, int rounds, boolean stable) {
+        this(nodes, ppn, collective, layer, candidate, bytes, meanUs, stderrUs, rounds, stable, 1);
+    }
+
+    /** One pass's figure of a point: {@code pass} counts from 1. */
+    public record Pass(Measurement point, int pass) {
+        public Pass {
+            if (pass < 1) {
+                throw new IllegalArgumentException("a pass counts from 1, got " + pass);
+            }
+            if (point.passes() != 1) {
+                throw new IllegalArgumentException("a pass holds one pass's figure, got one over " + point.passes());
+            }
+        }
+
+        /** The identity of this pass of the point (a resumed sweep skips the passes it already has). */
+        public String key() {
+            return passKey(point.key(), pass);
+        }
+    }
+
+    /** The point's identity in a sweep. */
     public String key() {
         return key(nodes, ppn, collective, layer, candidate, bytes);
     }
 
     public static String key(int nodes, int ppn, Collective c, String layer, String candidate, long bytes) {
         return nodes + "," + ppn + "," + name(c) + "," + layer + "," + candidate + "," + bytes;
+    }
+
+    /** The identity of pass {@code pass} of the point {@code key}. */
+    public static String passKey(String key, int pass) {
+        return key + "#" + pass;
+    }
+
+    /**
+     * One figure from the passes of one point (every pass measured on its own communicator): the
+     * median of the passes' figures, so that one pass on slow (or fast) connections moves it little;
+     * its error the larger of the passes' median standard error and the standard error of a median
+     * estimated from the spread between passes ({@code 1.2533 * 1.4826 * MAD / sqrt(passes)}, MAD the
+     * median absolute deviation from the median).
+     */
+    public static Measurement overPasses(List<Measurement> passes) {
+        if (passes.isEmpty()) {
+            throw new IllegalArgumentException("no passes to take a figure over");
+        }
+        Measurement first = passes.get(0);
+        if (passes.size() == 1) {
+            return first;
+        }
+        for (Measurement m : passes) {
+            if (!m.key().equals(first.key())) {
+                throw new IllegalArgumentException("passes of different points: " + first.key() + " and " + m.key());
+            }
+        }
+        double[] means = passes.stream().mapToDouble(Measurement::meanUs).toArray();
+        double med = median(means);
+        double[] dev = new double[means.length];
+        for (int i = 0; i < means.length; i++) {
+            dev[i] = Math.abs(means[i] - med);
+        }
+        double spread = 1.2533 * 1.4826 * median(dev) / Math.sqrt(means.length);
+        double within = median(passes.stream().mapToDouble(Measurement::stderrUs).toArray());
+        int rounds = passes.stream().mapToInt(Measurement::rounds).sum();
+        boolean stable = passes.stream().allMatch(Measurement::stable);
+        return new Measurement(first.nodes(), first.ppn(), first.collective(), first.layer(), first.candidate(), first.bytes(), med,
+                Math.max(spread, within), rounds, stable, passes.size());
+    }
+
+    /** The points of {@code passes} (in the order their first pass comes), each over its passes. */
+    public static List<Measurement> overPassesByPoint(List<Pass> passes) {
+        java.util.Map<String, List<Measurement>> by = new java.util.LinkedHashMap<>();
+        for (Pass p : passes) {
+            by.computeIfAbsent(p.point().key(), k -> new ArrayList<>()).add(p.point());
+        }
+        List<Measurement> out = new ArrayList<>();
+        for (List<Measurement> ms : by.values()) {
+            out.add(overPasses(ms));
+        }
+        return out;
+    }
+
+    static double median(double[] xs) {
+        double[] s = xs.clone();
+        java.util.Arrays.sort(s);
+        int n = s.length;
+        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     }
 
     static String name(Collective c) {

@@ -113,8 +113,12 @@ public final class Sharp4jCli implements Callable<Integer> {
         @Option(names = "--iterations", description = "timed calls per round")
         Integer iterations;
 
-        @Option(names = "--max-rounds", description = "round budget per candidate and size")
+        @Option(names = "--max-rounds", description = "round budget per candidate, size and pass")
         Integer maxRounds;
+
+        @Option(names = "--passes", description = "communicators (new connections) each candidate is measured on, interleaved;"
+                + " a point's figure is the median over them (default 3)")
+        Integer passes;
 
         @Option(names = "--budget", description = "time budget, e.g. 10m: then stop and write what was measured (rerun to continue)")
         String budget;
@@ -134,7 +138,8 @@ public final class Sharp4jCli implements Callable<Integer> {
             }
             String[][] opt = {{"--sizes", sizes}, {"--collectives", collectives}, {"--radices", radices},
                 {"--inter-radices", interRadices}, {"--pipelines", pipelines}, {"--chunks", chunks}, {"--iterations", iterations == null ? null : iterations.toString()},
-                {"--max-rounds", maxRounds == null ? null : maxRounds.toString()}, {"--budget", budget}};
+                {"--max-rounds", maxRounds == null ? null : maxRounds.toString()}, {"--passes", passes == null ? null : passes.toString()},
+                {"--budget", budget}};
             for (String[] o : opt) {
                 if (o[1] != null) {
                     a.addAll(List.of(o[0], o[1]));

@@ -59,8 +59,11 @@ public final class TuneMain implements Callable<Integer> {
     @Option(names = "--iterations", description = "timed calls per round")
     Integer iterations;
 
-    @Option(names = "--max-rounds", description = "round budget per candidate and size")
+    @Option(names = "--max-rounds", description = "round budget per candidate, size and pass")
     Integer maxRounds;
+
+    @Option(names = "--passes", description = "passes: each candidate measured on this many communicators, interleaved; a point's figure is the median (default 3)")
+    Integer passes;
 
     @Option(names = "--budget", description = "time budget of the sweep, e.g. 10m, 90s, 1h; then it stops and writes what it measured")
     String budget;
@@ -193,6 +196,12 @@ public final class TuneMain implements Callable<Integer> {
             o.maxRounds = Math.max(1, maxRounds);
             o.minRounds = Math.min(o.minRounds, o.maxRounds);
         }
+        if (passes != null) {
+            if (passes < 1 || passes > 99) {
+                throw new IllegalArgumentException("--passes must be 1..99, got " + passes);
+            }
+            o.passes = passes;
+        }
         if (budget != null) {
             o.budgetNanos = parseBudget(budget);
         }
@@ -214,9 +223,9 @@ public final class TuneMain implements Callable<Integer> {
             String problem = null;
             if (b.rank() == 0) {
                 try {
-                    List<Measurement> had = TuneCsv.read(state); // a foreign file is refused before anything is measured
+                    List<Measurement.Pass> had = TuneCsv.readPasses(state); // a foreign file is refused before anything is measured
                     if (!fresh) { // --fresh: measure everything again; the new rows replace the old ones (other shapes' stay)
-                        for (Measurement m : had) {
+                        for (Measurement.Pass m : had) {
                             done.add(m.key());
                         }
                     }

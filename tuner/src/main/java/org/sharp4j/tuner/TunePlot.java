@@ -17,7 +17,7 @@ import org.sharp4j.tuning.Collective;
 /**
  * The PNG of {@code sharp4j tune --plot}: latency vs message size per candidate, one chart per
  * job shape, collective and layer (intra-node candidates, inter-node candidates) with several sizes,
- * stacked; each point with its error bar (± the standard error the tuner measured), the candidate
+ * stacked; each point with its error bar (± the error of its figure over passes, {@link Measurement#overPasses}), the candidate
  * the table chose at each size ringed ({@link TuneTable#choose}, the choice the table was written
  * from), and the switches between candidates as labelled dashed vertical lines. The title names the
  * collective, the layer, ranks and nodes.
@@ -86,7 +86,7 @@ public final class TunePlot {
         String shape = ", " + nodes * ppn + " ranks on " + nodes + (nodes == 1 ? " node" : " nodes");
         LogPlot plot = new LogPlot("sharp4j tune: " + Character.toUpperCase(collective.charAt(0)) + collective.substring(1)
                 + ", " + any.layer() + "-node candidates" + shape,
-                "mean of the slowest rank per call; error bars: \u00b1 1 standard error; ringed: the candidate the table chose at that size",
+                "slowest rank's time per call, median over passes; error bars: \u00b1 its error; ringed: the candidate the table chose at that size",
                 "Message size (bytes)", "Latency (us, slowest rank)", LogPlot.XLabels.BYTES);
         plot.highlightLegend("chosen");
         LogPlot.Marker[] markers = {LogPlot.Marker.CIRCLE, LogPlot.Marker.SQUARE, LogPlot.Marker.TRIANGLE, LogPlot.Marker.DIAMOND};

@@ -26,10 +26,13 @@ import org.sharp4j.tuning.TuningTable;
  * Modelled and hand-written sections come first, measured ones last, so that where both apply
  * the measurement wins (later rules paint over earlier ones).
  *
- * <p><b>Choice</b> per shape, collective and layer (intra, inter), size by size upwards: the
- * fastest candidate wins unless the incumbent (the previous size's winner, else the built-in
- * table's choice for that shape) is within noise of it: {@code guard} of the faster mean or twice
- * the combined standard error, whichever is larger; then the incumbent stays. SHARP can only be
+ * <p><b>Choice</b> per shape, collective and layer (intra, inter), size by size upwards, over each
+ * point's figure (the median over its passes, {@link Measurement#overPasses}): the fastest candidate
+ * wins unless the incumbent is within noise of it: {@code guard} of the faster figure or twice the
+ * combined error, whichever is larger; then the incumbent stays. The incumbent is the built-in
+ * table's choice for that shape and size (its host radix clamped to the node count, as the host path
+ * clamps it), so that where the evidence is not clear the written table runs what the built-in one
+ * would; where that choice was not measured, the previous size's winner. SHARP can only be
  * chosen as a prefix from 0 bytes (the engine hands SHARP the messages below one limit), so after
  * the first size a host algorithm wins, SHARP is no longer a candidate. A winner covers the sizes
  * from the first measured size where it won to the next winner's; the first from 0, the last to inf,
@@ -100,7 +103,8 @@ public final class TuneTable {
             if (at.isEmpty()) {
                 continue;
             }
-            String[] pick = pick(at, prev != null ? prev : builtInCandidate(builtIn, c, layer, bytes), guard);
+            String builtin = builtInCandidate(builtIn, c, layer, bytes, nodes, ppn);
+            String[] pick = pick(at, at.stream().anyMatch(m -> m.candidate().equals(builtin)) ? builtin : prev, guard);
             if (!pick[0].equals("sharp")) {
                 sharpAllowed = false;
             }
@@ -143,26 +147,34 @@ public final class TuneTable {
         return new String[] {best.candidate(), ""};
     }
 
-    /** The built-in table's choice as a candidate name (the incumbent of last resort). */
-    static String builtInCandidate(CompiledTable t, Collective c, String layer, long bytes) {
+    /**
+     * The built-in table's choice as the candidate that runs it at this shape (the incumbent): a tree
+     * radix above the ranks per node is the flat tree, a host radix above the node count is clamped to
+     * it (as the host path does, to [2, min(8, nodes)]).
+     */
+    static String builtInCandidate(CompiledTable t, Collective c, String layer, long bytes, int nodes, int ppn) {
         if (layer.equals(Measurement.INTRA)) {
             int i = t.intraIndex(c, bytes);
             switch (t.intraAlgorithmAt(c, i)) {
                 case TILED: return "tiled";
                 case EXCHANGE: return "exchange";
-                default: return "tree:radix=" + t.treeRadixAt(c, i);
+                default:
+                    int r = t.treeRadixAt(c, i);
+                    return "tree:radix=" + (r > ppn ? Math.max(2, ppn) : r);
             }
         }
-        Algorithm a = t.interAlgorithm(c == Collective.BARRIER ? Collective.ALLREDUCE : c, bytes);
-        return a == Algorithm.SHARP ? "sharp" : a.key() + ":radix=" + t.interRadix(c == Collective.BARRIER ? Collective.ALLREDUCE : c, bytes);
+        Collective d = c == Collective.BARRIER ? Collective.ALLREDUCE : c;
+        Algorithm a = t.interAlgorithm(d, bytes);
+        return a == Algorithm.SHARP ? "sharp" : a.key() + ":radix=" + Math.max(2, Math.min(Math.min(8, nodes), t.interRadix(d, bytes)));
     }
 
     /** The section of one measured shape: header, the figures as comments, the rules. */
     public static List<String> section(List<Measurement> all, int nodes, int ppn, double guard) {
         List<String> out = new ArrayList<>();
         out.add(header(nodes, ppn));
-        out.add(String.format(Locale.ROOT, "# %d node(s) x %d rank(s) per node; figures: mean us of the slowest rank +- standard error "
-                + "(rounds, * = not stable); -> the choice", nodes, ppn));
+        out.add(String.format(Locale.ROOT, "# %d node(s) x %d rank(s) per node; figures: us of the slowest rank, the median over passes"
+                + " (communicators) +- its error (rounds, or passes p rounds r; * = not stable); -> the choice (incumbent: the built-in one)",
+                nodes, ppn));
         List<String> rules = new ArrayList<>();
         for (String layer : List.of(Measurement.INTRA, Measurement.INTER)) {
             for (Collective c : List.of(Collective.ALLREDUCE, Collective.REDUCE, Collective.BARRIER)) {
@@ -182,8 +194,8 @@ public final class TuneTable {
                     }
                     at.sort(Comparator.comparingDouble(Measurement::meanUs));
                     for (Measurement m : at) {
-                        sb.append(String.format(Locale.ROOT, " %s %.2f+-%.2f(%d%s)", m.candidate(), m.meanUs(), m.stderrUs(), m.rounds(),
-                                m.stable() ? "" : "*"));
+                        sb.append(String.format(Locale.ROOT, " %s %.2f+-%.2f(%s%s)", m.candidate(), m.meanUs(), m.stderrUs(),
+                                m.passes() > 1 ? m.passes() + "p " + m.rounds() + "r" : Integer.toString(m.rounds()), m.stable() ? "" : "*"));
                     }
                     sb.append(" -> ").append(ch.candidate());
                     if (!ch.note().isEmpty()) {

@@ -29,8 +29,8 @@ import org.sharp4j.tuning.Sizes;
  * <ul>
  *   <li>intra-node (when a node has 2 ranks or more): {@code tree:radix=k} for each radix up to the
  *       ranks per node, {@code exchange} (up to 32 ranks per node, sizes up to {@link Options#exchangeMax}),
- *       {@code tiled} (allreduce, reduce; {@code tiled:chunk=C} for each of {@link Options#chunks}); phase 3
- *       keeps the table's choice;</li>
+ *       {@code tiled} (allreduce, reduce; {@code tiled:chunk=C} for each of {@link Options#chunks}); at several
+ *       nodes measured on a communicator per node (no phase 3, whose noise would swamp them), the slowest node's figure;</li>
  *   <li>inter-node (2 nodes or more, phase 3 on the host path, e.g. UCX): {@code knomial:radix=k} for k in
  *       {@link Options#interRadices} up to the node count (allreduce, reduce, and barrier, which runs the
  *       host path's spine at that radix), {@code sra:radix=k} (allreduce, reduce); {@code sharp} where SHARP is
@@ -41,13 +41,18 @@ import org.sharp4j.tuning.Sizes;
  *       inter-node algorithm to choose: run with {@code -Dsharp4j.internode=ucx}.</li>
  * </ul>
  * <b>Method</b>: an untimed pass over every candidate and size, then a pause until the JIT is idle;
- * per point, warm-up calls, then rounds of timed calls (about 30 ms each, at most {@link Options#iterations}
- * calls; each the slowest rank's mean time per call, an allreduce of MAX) until the standard error of
- * their mean is under the target. Calls are timed
+ * then {@link Options#passes} interleaved passes: each pass creates each candidate's communicator in
+ * turn (new connections) and measures its points: warm-up calls, then rounds of timed calls (about 30 ms
+ * each, at most {@link Options#iterations} calls; each the slowest rank's mean time per call, an allreduce
+ * of MAX) until the standard error of their mean is under the target or {@link Options#maxRounds} rounds.
+ * A point's figure is the median over its passes, its error from their spread
+ * ({@link Measurement#overPasses}): on UCX over TCP one communicator's connections run in one of two
+ * modes about 2x apart, so one communicator per candidate judged the connections, not the candidate.
+ * Calls are timed
  * as OSU times them: one at a time, an untimed barrier after each (none for Barrier itself), Reduce
  * to root 0. <b>Budget</b>: rank 0's clock decides
  * before each point whether there is time left and every rank follows (one allreduce); the points
- * measured so far are kept. <b>Resume</b>: points rank 0 already has (the state file, given as
+ * measured so far are kept. <b>Resume</b>: the passes of points rank 0 already has (the state file, given as
  * {@code done}) are skipped on every rank.
  */
 public final class Tuner {
@@ -69,12 +74,20 @@ public final class Tuner {
         /** Largest size the exchange is tried at (it reads every rank's slot). */
         public long exchangeMax = 4096;
         public int iterations = 1000;
+        /** Warm-up calls per point and pass, at most (fewer where they would take longer than a round). */
         public int warmup = 100;
-        public int minRounds = 3;
-        public int maxRounds = 10;
+        /**
+         * Passes: each candidate is measured on this many communicators (new connections), the passes
+         * interleaved; a point's figure is the median over its passes ({@link Measurement#overPasses}).
+         */
+        public int passes = 3;
+        /** Rounds per point and pass, at least (unless {@link #maxRounds} is smaller). */
+        public int minRounds = 2;
+        /** Rounds per point and pass, at most: 3 passes of 4 rounds cost about what 1 pass of 10 did. */
+        public int maxRounds = 4;
         /** Rounds stop when the standard error of their mean is under this fraction of it. */
         public double targetRse = 0.03;
-        /** A challenger must beat the incumbent by this fraction (and by 2 standard errors). */
+        /** A challenger must beat the incumbent by this fraction (and by 2 combined errors). */
         public double guard = 0.05;
         /** Wall-clock budget of the sweep in nanoseconds (rank 0's clock), 0 for none. */
         public long budgetNanos;
@@ -87,8 +100,9 @@ public final class Tuner {
             o.interRadices = new int[] {2, 4};
             o.iterations = 200;
             o.warmup = 20;
+            o.passes = 2;
             o.minRounds = 2;
-            o.maxRounds = 4;
+            o.maxRounds = 2;
             o.targetRse = 0.05;
             return o;
         }
@@ -209,11 +223,22 @@ public final class Tuner {
     }
 
     /**
-     * Collective over {@code boot}: every rank calls it with the same options. {@code done}: keys
-     * ({@link Measurement#key()}) already measured, as rank 0 knows them (other ranks' are ignored);
-     * {@code sink}: called on rank 0 with each new measurement (the state file).
+     * Collective over {@code boot}: every rank calls it with the same options. {@code done}: the passes
+     * already measured ({@link Measurement.Pass#key()}), as rank 0 knows them (other ranks' are ignored);
+     * {@code sink}: called on rank 0 with each new pass of a point (the state file).
+     *
+     * <p>The candidates are measured in {@link Options#passes} interleaved passes: pass 1 creates each
+     * candidate's communicator in turn and measures its points, then pass 2 does so again on new
+     * communicators (new connections), and so on, each pass starting one candidate further on. A
+     * point's figure is taken over its passes ({@link Measurement#overPasses}): on UCX over TCP one set of
+     * connections runs in one of two modes about 2x apart, and a candidate measured on one
+     * communicator only was judged by its connections' mode. The inter-node barrier (the spine) is
+     * measured in all its passes before the data candidates, which run on the spine it chose.
      */
-    public static Result run(Bootstrap boot, Config base, Options o, Set<String> done, Consumer<Measurement> sink, PrintStream progress) {
+    public static Result run(Bootstrap boot, Config base, Options o, Set<String> done, Consumer<Measurement.Pass> sink, PrintStream progress) {
+        if (o.passes < 1) {
+            throw new IllegalArgumentException("the tuner needs at least 1 pass, got " + o.passes);
+        }
         long start = System.nanoTime();
         Result res = new Result();
         String forced = forcedSharp(System.getProperties());
@@ -223,23 +248,29 @@ public final class Tuner {
                     + " (the default; sharp4j.sharp.lib names the library) and without sharp4j.sharp.min.nodes/max.bytes");
         }
         String interNode;
+        Bootstrap nodeBoot;
         // the probe's table picks SHARP for small messages, so that SHARP is set up (and named in phase 3) wherever it can be
         try (Communicator probe = Sharp4j.create(boot, base.withTuneOverride("all:0-2k:sharp").withWarmupRounds(0))) {
             res.ppn = probe.topology().maxRanksPerNode();
             res.nodes = probe.topology().nodeCount();
             interNode = probe.interNode();
+            int node = probe.topology().nodeOf(boot.rank());
+            nodeBoot = new NodeBootstrap(boot, probe.topology().nodeRanks(node), node);
         }
         PrintStream out = boot.rank() == 0 ? progress : null;
         List<Candidate> cands = candidates(o, res.nodes, res.ppn, interNode, res.notes);
         Set<String> skip = agreeDone(boot, done);
         if (out != null) {
             out.println("sharp4j tune: " + boot.size() + " rank(s), " + res.nodes + " node(s), " + res.ppn + " rank(s) per node; phase 3: "
-                    + interNode + "; " + cands.size() + " candidate(s)");
+                    + interNode + "; " + cands.size() + " candidate(s), " + o.passes + " pass(es)");
             for (String n : res.notes) {
                 out.println("sharp4j tune: " + n);
             }
         }
-        List<Candidate> todo = new ArrayList<>();
+        // two stages, each measured in interleaved passes: what runs on no chosen spine (intra-node
+        // candidates, the spine itself), then the data candidates on the spine the first stage chose
+        List<Candidate> first = new ArrayList<>();
+        List<Candidate> second = new ArrayList<>();
         int total = 0;
         for (Candidate cand : cands) {
             boolean any = false;
@@ -248,25 +279,29 @@ public final class Tuner {
                     continue;
                 }
                 for (long bytes : sizes(o, cand, c)) {
-                    total++;
-                    if (!alwaysMeasured(c, cand) && skip.contains(Measurement.key(res.nodes, res.ppn, c, cand.layer(), cand.name(), bytes))) {
-                        res.skipped++;
-                    } else {
-                        any = true;
+                    for (int p = 1; p <= o.passes; p++) {
+                        total++;
+                        if (skipped(skip, c, cand, bytes, p, res)) {
+                            res.skipped++;
+                        } else {
+                            any = true;
+                        }
                     }
                 }
             }
             if (any) {
-                todo.add(cand);
+                (cand.needsSpine() ? second : first).add(cand);
             }
         }
         res.total = total;
         if (out != null && res.skipped > 0) {
-            out.println("sharp4j tune: resuming: " + res.skipped + " of " + total + " point(s) already measured");
+            out.println("sharp4j tune: resuming: " + res.skipped + " of " + total + " point-pass(es) already measured");
         }
         // An untimed pass over every candidate and size first, then a pause until the JIT is idle:
         // otherwise the first candidates are timed while the code is interpreted or recompiling,
         // and the spinning ranks starve the compiler threads (seen: 8 B at 21 us instead of 0.2).
+        List<Candidate> todo = new ArrayList<>(first);
+        todo.addAll(second);
         for (Candidate cand : todo) {
             Config cfg = base.withTuneOverride(cand.forcing(2)).withWarmupRounds(0); // untimed: any spine
 
@@ -291,11 +326,13 @@ public final class Tuner {
             }
         }
         jitSettle(boot);
-        int doneCount = res.skipped;
+        int[] doneCount = {res.skipped};
         int spine = -1;
-        outer:
-        for (Candidate cand : res.budgetSpent ? List.<Candidate>of() : todo) {
-            if (cand.needsSpine() && spine < 0) {
+        for (List<Candidate> stage : List.of(first, second)) {
+            if (res.budgetSpent || stage.isEmpty()) {
+                continue;
+            }
+            if (stage == second) {
                 spine = agreeSpine(boot, res, o);
                 if (out != null) {
                     out.println();
@@ -303,41 +340,99 @@ public final class Tuner {
                             + (spine > 0 ? "knomial:radix=" + spine : "the table's"));
                 }
             }
-            Config cfg = base.withTuneOverride(cand.forcing(Math.max(0, spine))).withWarmupRounds(Math.min(base.warmupRounds(), 4));
-            try (Communicator comm = Sharp4j.create(boot, cfg)) {
-                for (Collective c : o.collectives) {
-                    if (!cand.collectives().contains(c)) {
-                        continue;
-                    }
-                    for (long bytes : sizes(o, cand, c)) {
-                        if (!alwaysMeasured(c, cand) && skip.contains(Measurement.key(res.nodes, res.ppn, c, cand.layer(), cand.name(), bytes))) {
-                            continue;
-                        }
-                        if (outOfTime(comm, o, start)) {
-                            res.budgetSpent = true;
-                            break outer;
-                        }
-                        Measurement m = measure(comm, c, cand, bytes, o, res.nodes, res.ppn);
-                        res.measurements.add(m);
-                        if (boot.rank() == 0 && sink != null) {
-                            sink.accept(m);
-                        }
-                        doneCount++;
-                        if (out != null) {
-                            bar(out, doneCount, total, name(c) + " " + cand.name() + " " + Sizes.format(bytes) + " B");
-                        }
+            List<Measurement.Pass> got = new ArrayList<>();
+            for (int p = 1; p <= o.passes && !res.budgetSpent; p++) {
+                for (Candidate cand : passOrder(stage, p)) {
+                    if (!measurePass(boot, nodeBoot, base, o, cand, p, Math.max(0, spine), skip, res, got, sink, out, doneCount, start)) {
+                        res.budgetSpent = true;
+                        break;
                     }
                 }
             }
+            res.measurements.addAll(Measurement.overPassesByPoint(got));
         }
         if (out != null) {
             out.println();
             if (res.budgetSpent) {
-                out.println("sharp4j tune: the budget is spent after " + doneCount + " of " + total
-                        + " point(s); the table has what was measured; rerun with the same output to continue");
+                out.println("sharp4j tune: the budget is spent after " + doneCount[0] + " of " + total
+                        + " point-pass(es); the table has what was measured; rerun with the same output to continue");
             }
         }
         return res;
+    }
+
+    /** Whether pass {@code p} of a point is skipped: rank 0 has it, and it is not the inter-node barrier (always measured). */
+    private static boolean skipped(Set<String> skip, Collective c, Candidate cand, long bytes, int p, Result res) {
+        return !alwaysMeasured(c, cand)
+                && skip.contains(Measurement.passKey(Measurement.key(res.nodes, res.ppn, c, cand.layer(), cand.name(), bytes), p));
+    }
+
+    /**
+     * The order of the candidates in pass {@code p} (from 1), the same on every rank: pass 1 as listed,
+     * each later pass starting one candidate further on, so that no candidate always follows the same one.
+     */
+    static List<Candidate> passOrder(List<Candidate> stage, int p) {
+        List<Candidate> out = new ArrayList<>(stage);
+        if (!out.isEmpty()) {
+            java.util.Collections.rotate(out, -((p - 1) % out.size()));
+        }
+        return out;
+    }
+
+    /**
+     * Pass {@code p} of one candidate: a communicator forced to it, then its points not yet measured in
+     * this pass. False when the budget is spent (every rank gets rank 0's answer before each point).
+     *
+     * <p>An intra-node candidate at a job of several nodes is measured on a communicator per node
+     * (over {@code nodeBoot}, the node's ranks only), so without phase 3, whose noise over TCP
+     * (about +-100 us) would swamp the intra-node phases' microseconds; its figure is the slowest node's.
+     */
+    private static boolean measurePass(Bootstrap boot, Bootstrap nodeBoot, Config base, Options o, Candidate cand, int p, int spine,
+            Set<String> skip, Result res, List<Measurement.Pass> got, Consumer<Measurement.Pass> sink, PrintStream out, int[] doneCount,
+            long start) {
+        boolean any = false;
+        for (Collective c : o.collectives) {
+            if (cand.collectives().contains(c)) {
+                for (long bytes : sizes(o, cand, c)) {
+                    any |= !skipped(skip, c, cand, bytes, p, res);
+                }
+            }
+        }
+        if (!any) {
+            return true;
+        }
+        Config cfg = base.withTuneOverride(cand.forcing(spine)).withWarmupRounds(Math.min(base.warmupRounds(), 4));
+        boolean nodeLocal = cand.layer().equals(Measurement.INTRA) && res.nodes > 1;
+        if (nodeLocal) {
+            cfg = cfg.withSimulatedTopology(0, cfg.simulatedSockets()); // one node: its ranks only, no phase 3
+        }
+        try (Communicator comm = Sharp4j.create(nodeLocal ? nodeBoot : boot, cfg)) {
+            for (Collective c : o.collectives) {
+                if (!cand.collectives().contains(c)) {
+                    continue;
+                }
+                for (long bytes : sizes(o, cand, c)) {
+                    if (skipped(skip, c, cand, bytes, p, res)) {
+                        continue;
+                    }
+                    if (nodeLocal ? outOfTime(boot, o, start) : outOfTime(comm, o, start)) {
+                        return false;
+                    }
+                    Measurement one = measure(comm, c, cand, bytes, o, res.nodes, res.ppn);
+                    Measurement.Pass m = new Measurement.Pass(nodeLocal ? slowestNode(boot, one) : one, p);
+                    got.add(m);
+                    if (boot.rank() == 0 && sink != null) {
+                        sink.accept(m);
+                    }
+                    doneCount[0]++;
+                    if (out != null) {
+                        bar(out, doneCount[0], res.total, "pass " + p + "/" + o.passes + " " + name(c) + " " + cand.name() + " "
+                                + Sizes.format(bytes) + " B");
+                    }
+                }
+            }
+        }
+        return true;
     }
 
     /** The SHARP setting that would make SHARP ignore the forcing rules, or null. */
@@ -351,6 +446,92 @@ public final class Tuner {
             }
         }
         return null;
+    }
+
+    /** Whether rank 0's budget is spent; every rank of {@code boot} gets rank 0's answer (one bootstrap allgather). */
+    private static boolean outOfTime(Bootstrap boot, Options o, long start) {
+        boolean mine = boot.rank() == 0 && o.budgetNanos > 0 && System.nanoTime() - start > o.budgetNanos;
+        return boot.allgather(new byte[] {(byte) (mine ? 1 : 0)})[0][0] != 0;
+    }
+
+    /** The figure of the slowest node (each node's communicator measured its own), on every rank (one bootstrap allgather). */
+    static Measurement slowestNode(Bootstrap boot, Measurement mine) {
+        String enc = String.format(Locale.ROOT, "%s,%s,%d,%b", Double.toString(mine.meanUs()), Double.toString(mine.stderrUs()),
+                mine.rounds(), mine.stable());
+        Measurement worst = null;
+        for (byte[] b : boot.allgather(enc.getBytes(StandardCharsets.UTF_8))) {
+            String[] f = new String(b, StandardCharsets.UTF_8).split(",");
+            Measurement m = new Measurement(mine.nodes(), mine.ppn(), mine.collective(), mine.layer(), mine.candidate(), mine.bytes(),
+                    Double.parseDouble(f[0]), Double.parseDouble(f[1]), Integer.parseInt(f[2]), Boolean.parseBoolean(f[3]));
+            if (worst == null || m.meanUs() > worst.meanUs()) {
+                worst = m;
+            }
+        }
+        return worst;
+    }
+
+    /**
+     * The ranks of one node as a bootstrap of their own, for a communicator of that node alone. Its
+     * allgathers are the job's: every rank of the job calls each (every node creates, uses and closes
+     * its communicator at the same point of the sweep) and sees its node's part; its job id names the
+     * node, so the nodes' shared-memory segments (one host for simulated nodes) never meet.
+     */
+    static final class NodeBootstrap implements Bootstrap {
+        private final Bootstrap job;
+        private final int[] members;
+        private final int rank;
+        private final String jobId;
+
+        NodeBootstrap(Bootstrap job, int[] members, int node) {
+            this.job = job;
+            this.members = members.clone();
+            int me = -1;
+            for (int i = 0; i < members.length; i++) {
+                if (members[i] == job.rank()) {
+                    me = i;
+                }
+            }
+            if (me < 0) {
+                throw new IllegalArgumentException("rank " + job.rank() + " is not among its node's ranks " + java.util.Arrays.toString(members));
+            }
+            this.rank = me;
+            this.jobId = job.jobId() + "-node" + node;
+        }
+
+        @Override
+        public int rank() {
+            return rank;
+        }
+
+        @Override
+        public int size() {
+            return members.length;
+        }
+
+        @Override
+        public String jobId() {
+            return jobId;
+        }
+
+        @Override
+        public byte[][] allgather(byte[] mine) {
+            byte[][] all = job.allgather(mine);
+            byte[][] out = new byte[members.length][];
+            for (int i = 0; i < members.length; i++) {
+                out[i] = all[members[i]];
+            }
+            return out;
+        }
+
+        @Override
+        public String name() {
+            return job.name() + " (node-local)";
+        }
+
+        @Override
+        public void close() {
+            // the job's bootstrap stays open: its owner closes it
+        }
     }
 
     /** Whether rank 0's budget is spent; every rank gets rank 0's answer. */
@@ -425,17 +606,20 @@ public final class Tuner {
         // on 3 hosts over TCP a sweep timed that way chose a reduce radix 2-3x slower in osu_reduce.
         final boolean lineUp = c != Collective.BARRIER;
         // A round lasts about ROUND_NANOS whatever a call costs (at least 10 calls, at most the
-        // iterations asked for): 1,000 calls of 100 us over TCP made one point take seconds. The
-        // count comes from the first warm-up's cost, the slowest rank's, so every rank makes the same calls.
-        long w0 = System.nanoTime();
-        for (int i = 0; i < o.warmup; i++) {
-            call(comm, c, in, out, count, 0);
-            if (lineUp) {
-                comm.barrier();
-            }
-        }
-        t[0] = (System.nanoTime() - w0) / (double) Math.max(1, o.warmup);
+        // iterations asked for): 1,000 calls of 100 us over TCP made one point take seconds. So does
+        // the warm-up, at most o.warmup calls: a few first calls (new connections), a few timed ones,
+        // then as many as fill about a round. The counts come from the slowest rank's cost (an
+        // allreduce of MAX), so every rank makes the same calls.
+        int first = Math.min(o.warmup, 3);
+        warm(comm, c, in, out, count, first, lineUp);
+        int probe = Math.min(o.warmup - first, 5);
+        t[0] = warm(comm, c, in, out, count, probe, lineUp);
         comm.allreduce(t, tmax, Op.MAX);
+        int rest = (int) Math.min(o.warmup - first - probe, ROUND_NANOS / Math.max(1.0, tmax[0]));
+        if (rest >= 5) {
+            t[0] = warm(comm, c, in, out, count, rest, lineUp);
+            comm.allreduce(t, tmax, Op.MAX);
+        }
         iters = (int) Math.max(10, Math.min(iters, ROUND_NANOS / Math.max(1.0, tmax[0])));
         final int rewarm = Math.min(o.warmup, Math.max(2, iters / 10));
         for (int r = 0; r < o.maxRounds; r++) {
@@ -468,6 +652,18 @@ public final class Tuner {
         }
         double[] ms = meanSe(rounds);
         return new Measurement(nodes, ppn, c, cand.layer(), cand.name(), bytes, ms[0], ms[1], rounds.size(), stable);
+    }
+
+    /** {@code n} warm-up calls (each followed by a barrier when {@code lineUp}); their mean time per call in ns (0 for none). */
+    private static double warm(Communicator comm, Collective c, double[] in, double[] out, int count, int n, boolean lineUp) {
+        long t0 = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+            call(comm, c, in, out, count, 0);
+            if (lineUp) {
+                comm.barrier();
+            }
+        }
+        return n <= 0 ? 0 : (System.nanoTime() - t0) / (double) n;
     }
 
     private static void call(Communicator comm, Collective c, double[] in, double[] out, int count, int root) {

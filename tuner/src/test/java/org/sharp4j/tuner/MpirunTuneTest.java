@@ -65,12 +65,15 @@ class MpirunTuneTest {
         assertTrue(lines.contains("[nodes=2:ppn=2:measured]"), lines::toString);
         assertTrue(Files.size(png) > 0);
 
-        // the same command again: resumed; only the inter-node barrier is measured again (the spine
-        // the data candidates run on is chosen from it), its row appended and the later one kept
+        assertTrue(ms.stream().allMatch(m -> m.passes() == 2), "--quick: 2 passes: " + ms);
+        assertEquals(1 + 26, Files.readAllLines(TuneCsv.of(table)).size(), "a row per point and pass");
+
+        // the same command again: resumed; only the inter-node barrier is measured again, in both passes
+        // (the spine the data candidates run on is chosen from it), its rows appended and the later ones kept
         Procs.Result again = mpirun(env, 4, props, "org.sharp4j.tuner.Sharp4jCli", tune);
         assertEquals(0, again.exit(), again::toString);
-        assertTrue(again.err().contains("resuming: 12 of 13 point(s) already measured"), again::toString);
-        assertEquals(15, Files.readAllLines(TuneCsv.of(table)).size(), "one row added");
+        assertTrue(again.err().contains("resuming: 24 of 26 point-pass(es) already measured"), again::toString);
+        assertEquals(1 + 26 + 2, Files.readAllLines(TuneCsv.of(table)).size(), "two rows added");
         assertEquals(13, TuneCsv.read(TuneCsv.of(table)).size(), "one measurement per point");
 
         // read back: the job's ranks run with the table, and info shows the rules in force as measured

@@ -28,8 +28,8 @@ import org.sharp4j.tuning.RuleParser;
 
 /** The tuner end to end on thread ranks, its table loaded by the hierarchy, and {@code sharp4j info}. */
 class TunerAndInfoTest {
-    /** Runs the tuner on {@code n} thread ranks; returns rank 0's result and collects the points rank 0 hands its sink. */
-    static Tuner.Result sweep(int n, Config base, Tuner.Options o, Set<String> done, List<Measurement> sink) throws Exception {
+    /** Runs the tuner on {@code n} thread ranks; returns rank 0's result and collects the passes rank 0 hands its sink. */
+    static Tuner.Result sweep(int n, Config base, Tuner.Options o, Set<String> done, List<Measurement.Pass> sink) throws Exception {
         List<Bootstrap> boots = ThreadBootstrap.group(n, 60_000);
         AtomicReference<Tuner.Result> result = new AtomicReference<>();
         List<Throwable> errors = new ArrayList<>();
@@ -79,20 +79,43 @@ class TunerAndInfoTest {
     void tinySweepWritesATableTheEngineThenUsesAndAResumedSweepMeasuresNothingAgain(@TempDir Path dir) throws Exception {
         Config base = Config.defaults().withWarmupRounds(1).withTimeoutNanos(60_000_000_000L);
         int n = 2;
-        List<Measurement> sink = new ArrayList<>();
+        List<Measurement.Pass> sink = new ArrayList<>();
         Tuner.Options withChunk = tiny();
         withChunk.chunks = new long[] {4096};
         Tuner.Result res = sweep(n, base, withChunk, Set.of(), sink);
         // tree:radix=2, tiled and tiled:chunk=4k at 2 sizes for allreduce, exchange at 64 B (up to 4 KiB), tree and exchange for barrier
         assertEquals(9, res.measurements.size(), res.measurements.toString());
         assertTrue(res.measurements.stream().anyMatch(m -> m.candidate().equals("tiled:chunk=4k") && m.bytes() == 32768), res.measurements.toString());
-        assertEquals(res.measurements, sink);
-        assertEquals(9, res.total);
+        assertTrue(res.measurements.stream().allMatch(m -> m.passes() == 2), res.measurements.toString());
+        assertEquals(18, sink.size(), "each point in each of the 2 passes: " + sink);
+        assertEquals(res.measurements, Measurement.overPassesByPoint(sink));
+        assertEquals(18, res.total);
+        // interleaved: every candidate's pass 1 before any candidate's pass 2, and pass 2 starts one candidate further on
+        List<String> order = new ArrayList<>();
+        for (Measurement.Pass p : sink) {
+            String k = p.pass() + " " + p.point().candidate();
+            if (order.isEmpty() || !order.get(order.size() - 1).equals(k)) {
+                order.add(k);
+            }
+        }
+        assertEquals(List.of("1 tree:radix=2", "1 exchange", "1 tiled", "1 tiled:chunk=4k",
+                "2 exchange", "2 tiled", "2 tiled:chunk=4k", "2 tree:radix=2"), order);
         assertFalse(res.budgetSpent);
         assertTrue(res.notes.stream().anyMatch(x -> x.contains("one node")), res.notes.toString());
         Path table = dir.resolve("table.txt");
-        for (Measurement m : sink) {
+        for (Measurement.Pass m : sink) {
             TuneCsv.append(TuneCsv.of(table), m);
+        }
+        List<Measurement> back = TuneCsv.read(TuneCsv.of(table));
+        assertEquals(res.measurements.size(), back.size(), back.toString());
+        for (int i = 0; i < back.size(); i++) { // the CSV reads back each point over its passes (4 decimals)
+            Measurement a = res.measurements.get(i);
+            Measurement b = back.get(i);
+            assertEquals(a.key(), b.key());
+            assertEquals(a.passes(), b.passes());
+            assertEquals(a.rounds(), b.rounds());
+            assertEquals(a.meanUs(), b.meanUs(), 1e-3);
+            assertEquals(a.stderrUs(), b.stderrUs(), 1e-3);
         }
         TuneTable.write(table, TuneCsv.read(TuneCsv.of(table)), TuneTable.GUARD);
         List<String> lines = Files.readAllLines(table);
@@ -104,7 +127,7 @@ class TunerAndInfoTest {
         Properties p = new Properties();
         p.setProperty("sharp4j.tune.file", table.toString());
         p.setProperty("sharp4j.warmup", "1");
-        List<TuneTable.Choice> choices = TuneTable.choose(sink, TuneTable.GUARD);
+        List<TuneTable.Choice> choices = TuneTable.choose(res.measurements, TuneTable.GUARD);
         String at64 = choice(choices, Collective.ALLREDUCE, 64);
         String at32k = choice(choices, Collective.ALLREDUCE, 32768);
         AtomicReference<String> info = new AtomicReference<>();
@@ -128,24 +151,90 @@ class TunerAndInfoTest {
 
         // the same sweep again with rank 0's state: every point is skipped, nothing is measured
         Set<String> done = new java.util.HashSet<>();
-        for (Measurement m : TuneCsv.read(TuneCsv.of(table))) {
+        for (Measurement.Pass m : TuneCsv.readPasses(TuneCsv.of(table))) {
             done.add(m.key());
         }
-        List<Measurement> again = new ArrayList<>();
+        List<Measurement.Pass> again = new ArrayList<>();
         Tuner.Result res2 = sweep(n, base, withChunk, done, again);
         assertEquals(0, res2.measurements.size());
-        assertEquals(9, res2.skipped);
+        assertEquals(18, res2.skipped);
         assertTrue(again.isEmpty());
+
+        // a sweep cut after pass 1: resumed with rank 0's state, it measures pass 2 of every point, nothing else
+        Set<String> pass1 = new java.util.HashSet<>();
+        for (Measurement.Pass m : sink) {
+            if (m.pass() == 1) {
+                pass1.add(m.key());
+            }
+        }
+        List<Measurement.Pass> rest = new ArrayList<>();
+        Tuner.Result res3 = sweep(n, base, withChunk, pass1, rest);
+        assertEquals(9, res3.skipped);
+        assertEquals(9, rest.size(), rest.toString());
+        assertTrue(rest.stream().allMatch(x -> x.pass() == 2), rest.toString());
     }
 
     @Test
     void aSpentBudgetStopsEveryRankCleanly() throws Exception {
         Tuner.Options o = tiny();
         o.budgetNanos = 1; // spent before the first point
-        List<Measurement> sink = new ArrayList<>();
+        List<Measurement.Pass> sink = new ArrayList<>();
         Tuner.Result res = sweep(2, Config.defaults().withWarmupRounds(1).withTimeoutNanos(60_000_000_000L), o, Set.of(), sink);
         assertTrue(res.budgetSpent);
         assertTrue(res.measurements.isEmpty() && sink.isEmpty());
+    }
+
+    /**
+     * At a job of several nodes the intra-node candidates are measured on one communicator per node
+     * (no phase 3): a node's bootstrap sees its own ranks only, in the job's allgathers, under a job id of
+     * its own (two simulated nodes on one host must not share segments), and a point's figure is the
+     * slowest node's.
+     */
+    @Test
+    void intraNodeCandidatesAtSeveralNodesAreMeasuredPerNode() throws Exception {
+        List<Bootstrap> boots = ThreadBootstrap.group(4, 30_000);
+        List<Tuner.NodeBootstrap> nodes = new ArrayList<>();
+        for (Bootstrap b : boots) {
+            nodes.add(new Tuner.NodeBootstrap(b, b.rank() < 2 ? new int[] {0, 1} : new int[] {2, 3}, b.rank() < 2 ? 0 : 1));
+        }
+        assertEquals(1, nodes.get(3).rank());
+        assertEquals(2, nodes.get(3).size());
+        assertTrue(!nodes.get(0).jobId().equals(nodes.get(2).jobId()), "each node its own segments");
+        List<byte[][]> got = new java.util.concurrent.CopyOnWriteArrayList<>(java.util.Collections.nCopies(4, (byte[][]) null));
+        List<Measurement> worst = new java.util.concurrent.CopyOnWriteArrayList<>(java.util.Collections.nCopies(4, (Measurement) null));
+        List<Thread> ts = new ArrayList<>();
+        for (int r = 0; r < 4; r++) {
+            int rank = r;
+            Thread t = new Thread(() -> {
+                got.set(rank, nodes.get(rank).allgather(new byte[] {(byte) (10 + rank)}));
+                worst.set(rank, Tuner.slowestNode(boots.get(rank), new Measurement(2, 2, Collective.ALLREDUCE, "intra", "tiled", 8,
+                        rank == 2 ? 5.0 : 1.0 + rank / 10.0, 0.1, 2, rank != 2)));
+            });
+            t.start();
+            ts.add(t);
+        }
+        for (Thread t : ts) {
+            t.join(30_000);
+        }
+        assertEquals(List.of(12, 13), java.util.Arrays.stream(got.get(2)).map(b -> (int) b[0]).toList());
+        assertEquals(List.of(10, 11), java.util.Arrays.stream(got.get(1)).map(b -> (int) b[0]).toList());
+        for (Measurement m : worst) {
+            assertEquals(5.0, m.meanUs(), 0, "the slowest node's figure on every rank");
+            assertFalse(m.stable());
+        }
+
+        // a sweep at 2 simulated nodes x 2 ranks: every rank gets through the per-node communicators
+        Tuner.Options o = tiny();
+        o.collectives = EnumSet.of(Collective.ALLREDUCE);
+        List<Measurement.Pass> sink = new ArrayList<>();
+        Tuner.Result res = sweep(4, Config.defaults().withSimulatedTopology(2, 0).withWarmupRounds(1).withTimeoutNanos(60_000_000_000L),
+                o, Set.of(), sink);
+        assertEquals(2, res.nodes);
+        assertEquals(2, res.ppn);
+        // tree:radix=2 and tiled at 64 B and 32 KiB, exchange at 64 B
+        assertEquals(5, res.measurements.size(), res.measurements.toString());
+        assertTrue(res.measurements.stream().allMatch(m -> m.layer().equals("intra") && m.nodes() == 2 && m.ppn() == 2 && m.passes() == 2),
+                res.measurements.toString());
     }
 
     private static String choice(List<TuneTable.Choice> cs, Collective c, long bytes) {
