@@ -37,7 +37,8 @@ import java.util.Properties;
  *   <li>{@code nodes=A-B}, {@code ppn=A-B}: inclusive, {@code A}, {@code A-B} or {@code A-inf}; the rule
  *       is ignored for other job shapes (default: any);</li>
  *   <li>ALGORITHM: intra-node {@code tree} (param radix, 2..64) or {@code tiled} (param chunk,
- *       multiple of 64 bytes, default and maximum the slot size {@code sharp4j.slot.bytes});
+ *       multiple of 64 bytes, default and maximum the slot size {@code sharp4j.slot.bytes}) or, for
+ *       reduce alone, {@code direct} (param chunk, as tiled; one socket of one node, tiled elsewhere);
  *       inter-node {@code sharp} (param pipeline: SHARP operations of one long call in flight, 1..8, default 4;
  *       the property {@code sharp4j.sharp.pipeline} overrides it), {@code knomial} (radix), {@code sra} (radix).
  *       The SHARP size limit is the HI of the sharp rule, the minimum node count its {@code nodes=A-inf};</li>

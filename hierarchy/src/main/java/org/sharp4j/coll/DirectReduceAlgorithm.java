@@ -1,0 +1,228 @@
+package org.sharp4j.coll;
+
+import java.nio.ByteBuffer;
+import org.sharp4j.DataType;
+import org.sharp4j.Op;
+import org.sharp4j.shm.Waiter;
+
+/**
+ * Long Reduce inside one socket of one node: the root folds every member's input, read where it
+ * lies, straight into its output, chunk by chunk as the members publish them.
+ *
+ * <h2>The math</h2>
+ * For every element i the root computes {@code ((x0[i] op x1[i]) op x2[i]) ... op x(q-1)[i]}, left
+ * to right over the members: the bits of {@link TiledAlgorithm} (whose tiles fold in the same
+ * order). Per chunk of n elements a non-root member copies its n elements into its slot (nothing
+ * when its input is its shared buffer); the root reads its own input in place (a direct buffer or
+ * its shared buffer; an array is copied into its slot first) and makes {@code q-1} passes over the
+ * chunk into its output (a direct buffer or its shared buffer; for an array, the result area, then
+ * one copy out). Critical path of the root for a message of N elements: {@code (q-1) N} fold steps
+ * pipelined against the members' copies of N, where the tiled Reduce pays copy-in N, a fold of N/q
+ * over q inputs and copy-out N; Open MPI's two-rank reduce is one single copy of N (CMA) plus a
+ * fold of N. A fold is {@code a op b} over two streams, so {@code q-1} passes cost {@code (q-1) N}
+ * against the tiled fold's {@code N/q * q = N} spread over q ranks: direct wins for small q (the
+ * built-in table uses it where it measured faster) and tiled for large q.
+ *
+ * <h2>Flags (all in {@link ShmLevel}'s control blocks; release stores, acquire loads)</h2>
+ * <ul>
+ *   <li>Member m, chunk of sequence number s: before writing anything of set(s) it acquires every
+ *       other member's state {@code >= (s-2, ARRIVED)} (the <em>gate</em>); then copies its chunk
+ *       into its slot and publishes {@code (s, ARRIVED)} with the call's descriptor (release).
+ *       The root publishes its ARRIVED at the start of its chunk, before folding it.</li>
+ *   <li>The root acquires each member's {@code (s, ARRIVED)} in member order, folds its chunk and,
+ *       when all are folded, publishes {@code (s, TILED)}: "done reading chunk s".</li>
+ *   <li>Reuse: a member arrives at s-2 only after it finished s-3 (for the root: after it read
+ *       every slot of s-3), so the gate proves every reader of sequence numbers up to s-3 is done:
+ *       enough for the slot and block of set(s) (last used by s-4), and, when this call ends at s,
+ *       for the next call's first write (set(s+1), last used by s-3), which is the guarantee
+ *       {@link ShmLevel}'s reuse rule asks of every algorithm. So a member never waits for the root,
+ *       only for every member to have arrived two chunks back: up to two chunks in flight ahead of
+ *       the root's fold, and no acknowledgment round.</li>
+ * </ul>
+ *
+ * <h2>The verdict (argument check)</h2>
+ * Every rank, root or not, acquires every member's ARRIVED of the call's first chunk before it
+ * goes past that chunk, and the verdict is the first member, in member order, whose descriptor
+ * differs from member 0's: the same on every rank, as in the tiled and exchange algorithms, and
+ * found after one sequence number on every rank (a member on another algorithm publishes at least
+ * ARRIVED there too; member 0 then publishes RELEASED for members on the tree or exchange). This
+ * wait costs a non-root the other members' first copy, never the root's fold.
+ *
+ * <h2>What a non-root gets</h2>
+ * It returns when its last chunk is published (after the verdict of the first chunk), before the
+ * root has read it: its input was copied, so the caller may reuse it at once. A non-root whose
+ * input is its shared buffer waits for the root's TILED of the last chunk (the root reads that
+ * buffer in place). If the root dies after a non-root returned, that non-root's call succeeded;
+ * its next collective waits for the root (through the gate or any algorithm's flags) and throws
+ * the {@code PeerFailureException} naming it.
+ *
+ * <p>Several sockets or nodes: the engine runs {@link TiledAlgorithm} instead (same bits).
+ */
+final class DirectReduceAlgorithm {
+    private final Engine e;
+
+    DirectReduceAlgorithm(Engine e) {
+        this.e = e;
+    }
+
+    /** One node, one socket: see the class comment. */
+    void run(DataType t, Op op, int root, int count, long desc, int chunkBytes) {
+        final Engine e = this.e;
+        final ShmLevel sock = e.sock;
+        final CallStatus st = e.st;
+        final Waiter w = e.waiter;
+        final int size = t.size;
+        final int chunkElems = chunkBytes / size;
+        final int q = sock.members;
+        final int me = sock.me;
+        final int r = e.topo.socketIndex(root);
+        final Payload src = e.src;
+        final Payload dst = e.dst;
+        final boolean shared = src.isShared();
+        if (shared) {
+            desc |= Desc.SHARED;
+        }
+        final boolean isRoot = me == r;
+        // The root reads its own input in place unless it is an array or its output overlaps it
+        // and is written before it is read (the passes before member r's write the output).
+        final boolean ownInPlace = isRoot && src.kind != Payload.ARRAY && !(r >= 2 && overlaps(src, dst, t, count));
+        long s = 0;
+        int chunk = 0;
+        for (int first = 0; first < count || chunk == 0; first += chunkElems, chunk++) {
+            final int n = Math.min(chunkElems, count - first);
+            s = e.nextSeq();
+            final int set = ShmLevel.set(s);
+            st.reset();
+            if (!isRoot || chunk == 0) {
+                gate(sock, s, w);
+            }
+            if (isRoot ? !ownInPlace : !shared) {
+                src.copyIn(sock, sock.slot(set, me), t, first, n);
+            }
+            sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
+            if (chunk == 0) {
+                verdict(sock, s, w, st);
+                if (!st.ok()) {
+                    if (me == 0) {
+                        sock.publish(set, ShmLevel.RELEASED, s, desc, st); // members on the tree or exchange wait for a release
+                    }
+                    throw st.toException();
+                }
+            }
+            if (!isRoot) {
+                continue;
+            }
+            // The accumulator: the output itself, or (array) the result area.
+            final ByteBuffer acc;
+            final int accOff;
+            if (dst.kind == Payload.BUFFER) {
+                acc = dst.buffer;
+                accOff = (dst.off + first) * size;
+            } else if (dst.kind == Payload.SHARED) {
+                acc = dst.sharedLevel.buf;
+                accOff = dst.sharedOff + first * size;
+            } else {
+                acc = sock.buf;
+                accOff = sock.result(set);
+            }
+            ByteBuffer prevBuf = null;
+            int prevOff = 0;
+            for (int m = 0; m < q; m++) {
+                final ByteBuffer xb;
+                final int xo;
+                if (m == me) {
+                    if (ownInPlace) {
+                        if (src.kind == Payload.BUFFER) {
+                            xb = src.buffer;
+                            xo = (src.off + first) * size;
+                        } else {
+                            xb = src.sharedLevel.buf;
+                            xo = src.sharedOff + first * size;
+                        }
+                    } else {
+                        xb = sock.buf;
+                        xo = sock.slot(set, me); // copied in above
+                    }
+                } else {
+                    w.await(sock.buf, sock.ctl(set, m) + ShmLevel.STATE, ShmLevel.enc(s, ShmLevel.ARRIVED), sock.ranks[m]);
+                    xb = sock.buf;
+                    xo = Desc.shared(sock.descOf(set, m)) ? sock.shared(m) + first * size : sock.slot(set, m);
+                }
+                if (n == 0) {
+                    continue;
+                }
+                if (q == 1) {
+                    ShmLevel.copy(acc, accOff, xb, xo, n * size);
+                } else if (m == 0) {
+                    prevBuf = xb;
+                    prevOff = xo;
+                } else if (m == 1) {
+                    Reductions.combine(t, op, acc, accOff, prevBuf, prevOff, xb, xo, n); // x0 op x1 in one pass
+                } else {
+                    Reductions.combine(t, op, acc, accOff, xb, xo, n);
+                }
+            }
+            if (dst.kind == Payload.ARRAY) {
+                dst.copyOut(sock, accOff, t, first, n);
+            }
+            sock.publish(set, ShmLevel.TILED, s, desc, st);
+        }
+        if (shared && !isRoot) {
+            // The root reads this rank's shared buffer in place: the caller may not touch it before.
+            w.await(sock.buf, sock.ctl(ShmLevel.set(s), r) + ShmLevel.STATE, ShmLevel.enc(s, ShmLevel.TILED), sock.ranks[r]);
+        }
+    }
+
+    /** Every other member's state {@code >= (s-2, ARRIVED)}: see the class comment's reuse rule. */
+    private static void gate(ShmLevel sock, long s, Waiter w) {
+        if (s <= 2) {
+            return;
+        }
+        final long back = s - 2;
+        final int set = ShmLevel.set(back);
+        final long target = ShmLevel.enc(back, ShmLevel.ARRIVED);
+        for (int m = 0; m < sock.members; m++) {
+            if (m != sock.me) {
+                w.await(sock.buf, sock.ctl(set, m) + ShmLevel.STATE, target, sock.ranks[m]);
+            }
+        }
+    }
+
+    /** Every member's ARRIVED of {@code s}; the first descriptor that differs from member 0's is the verdict. */
+    private static void verdict(ShmLevel sock, long s, Waiter w, CallStatus st) {
+        final int set = ShmLevel.set(s);
+        final long arrived = ShmLevel.enc(s, ShmLevel.ARRIVED);
+        long d0 = 0;
+        for (int m = 0; m < sock.members; m++) {
+            if (m != sock.me) {
+                w.await(sock.buf, sock.ctl(set, m) + ShmLevel.STATE, arrived, sock.ranks[m]);
+            }
+            long d = sock.descOf(set, m);
+            if (m == 0) {
+                d0 = d;
+            } else if (Desc.differs(d, d0)) {
+                st.mismatch(sock.ranks[0], d0, sock.ranks[m], d);
+                return;
+            }
+        }
+    }
+
+    /** Whether the root's input and output share memory (an in-place Reduce). */
+    private static boolean overlaps(Payload src, Payload dst, DataType t, int count) {
+        if (src.kind == Payload.SHARED) {
+            return dst.kind == Payload.SHARED;
+        }
+        if (src.kind != Payload.BUFFER || dst.kind != Payload.BUFFER) {
+            return false;
+        }
+        if (src.buffer == dst.buffer) {
+            long a = (long) src.off * t.size;
+            long b = (long) dst.off * t.size;
+            long len = (long) count * t.size;
+            return a < b + len && b < a + len;
+        }
+        // Two views of one memory (a duplicate, a slice) cannot be told apart cheaply: as MPI
+        // forbids aliased send and receive buffers, only the same object means in place.
+        return false;
+    }
+}
