@@ -30,6 +30,8 @@ class DirectReduceTest {
     /** 4 KiB slots, the direct Reduce from 0 bytes: many chunks on small data. */
     static final Config DIRECT = CollectiveCorrectnessTest.SMALL.withTuneOverride("reduce:0-inf:direct");
     /** 1 KiB chunks: more chunks than slot sets within a few KiB, so slot reuse runs in every call. */
+    /** The default 64 KiB slot: chunks of several pieces. */
+    static final Config DIRECT_64K = CollectiveCorrectnessTest.DEFAULT.withSharedBytes(1024 * 1024).withTuneOverride("reduce:0-inf:direct");
     static final Config DIRECT_1K = CollectiveCorrectnessTest.SMALL.withTuneOverride("reduce:0-inf:direct:chunk=1k");
 
     static Stream<Arguments> shapes() {
@@ -37,6 +39,9 @@ class DirectReduceTest {
         for (int ranks = 1; ranks <= 8; ranks++) {
             out.add(Arguments.of(ranks, 1, 1, "4k"));
             out.add(Arguments.of(ranks, 1, 1, "1k"));
+            if (ranks == 2 || ranks == 3 || ranks == 4 || ranks == 8) {
+                out.add(Arguments.of(ranks, 1, 1, "64k")); // the default slot: 4 pieces of 16 KiB per chunk
+            }
             if (ranks >= 2 && ranks % 3 != 0) { // tiled stands in: same bits
                 out.add(Arguments.of(ranks, 1, 2, "4k"));
                 out.add(Arguments.of(ranks, 2, 1, "1k"));
@@ -48,8 +53,8 @@ class DirectReduceTest {
     @ParameterizedTest(name = "{0} ranks, {1} node(s) x {2} socket(s), chunk {3}")
     @MethodSource("shapes")
     void everyTypeOpCountRootAndForm(int ranks, int nodes, int sockets, String chunk) {
-        Config cfg = (chunk.equals("1k") ? DIRECT_1K : DIRECT).withSimulatedTopology(nodes, sockets);
-        int chunkBytes = chunk.equals("1k") ? 1024 : 4096;
+        Config cfg = (chunk.equals("1k") ? DIRECT_1K : chunk.equals("64k") ? DIRECT_64K : DIRECT).withSimulatedTopology(nodes, sockets);
+        int chunkBytes = chunk.equals("1k") ? 1024 : chunk.equals("64k") ? 65536 : 4096;
         ThreadRanks.run(ranks, cfg, comm -> {
             IntraNodeAlgorithm expect = nodes == 1 && sockets == 1 ? IntraNodeAlgorithm.DIRECT : IntraNodeAlgorithm.TILED;
             assertEquals(expect, comm.engine().algorithm(Collective.REDUCE, 100_000));
@@ -57,7 +62,9 @@ class DirectReduceTest {
             long seed = 77;
             for (DataType t : DataType.values()) {
                 int c = chunkBytes / t.size;
-                int[] counts = {0, 1, 15, 16, 17, c - 1, c, c + 1, 2 * c, 4 * c + 3, 9 * c + 1};
+                int p = 16384 / t.size; // a piece
+                int[] counts = chunkBytes > 16384 ? new int[] {1, p - 1, p, p + 1, 3 * p + 7, c - 1, c, c + 1, 5 * c + 3}
+                        : new int[] {0, 1, 15, 16, 17, c - 1, c, c + 1, 2 * c, 4 * c + 3, 9 * c + 1};
                 for (Op op : Op.values()) {
                     if (!op.validFor(t)) {
                         continue;
@@ -92,8 +99,13 @@ class DirectReduceTest {
     void backToBackWithOtherCollectives(int ranks) {
         ThreadRanks.run(ranks, DIRECT_1K, comm -> {
             long seed = 900;
+            long[] huge = {Long.MAX_VALUE};
+            long[] got = new long[1];
             for (int i = 0; i < 40; i++) {
                 int root = i % comm.size();
+                // Inline data of every rank (the tree's 8-byte allreduce) left in the control blocks
+                // the next chunks reuse: the direct Reduce must not take it for its progress word.
+                comm.allreduce(huge, 0, got, 0, 1, Op.MAX);
                 CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.DOUBLE, Op.SUM, 1000 + i * 37, root, seed++,
                         Api.values()[i % 4]);
                 CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.INT, Op.BXOR, 3, (root + 1) % comm.size(), seed++,

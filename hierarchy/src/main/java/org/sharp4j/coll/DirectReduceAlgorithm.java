@@ -3,6 +3,7 @@ package org.sharp4j.coll;
 import java.nio.ByteBuffer;
 import org.sharp4j.DataType;
 import org.sharp4j.Op;
+import org.sharp4j.shm.Flags;
 import org.sharp4j.shm.Waiter;
 
 /**
@@ -59,7 +60,19 @@ import org.sharp4j.shm.Waiter;
  * <p>Several sockets or nodes: the engine runs {@link TiledAlgorithm} instead (same bits).
  */
 final class DirectReduceAlgorithm {
+    /**
+     * Progress word in a member's control block (the inline data area, which this algorithm does
+     * not use otherwise; written before the ARRIVED, so that the root, having acquired the ARRIVED,
+     * never sees an earlier call's inline data there): {@code s << 20 | pieces of chunk s in the slot} (all of them: 0xFFFFF, for an input read in place), only growing; a slot holds fewer than 2^20 pieces.
+     */
+    static final int PROGRESS = ShmLevel.INLINE;
+    /** A member publishes its chunk in pieces of this many bytes, so that the root's fold overlaps the copy. */
+    static final int PIECE_BYTES = 16 * 1024;
+
     private final Engine e;
+    /** The root's operands of the current chunk (grown once to the member count; no allocation per call). */
+    private ByteBuffer[] xBuf = new ByteBuffer[0];
+    private int[] xOff = new int[0];
 
     DirectReduceAlgorithm(Engine e) {
         this.e = e;
@@ -86,6 +99,11 @@ final class DirectReduceAlgorithm {
         // The root reads its own input in place unless it is an array or its output overlaps it
         // and is written before it is read (the passes before member r's write the output).
         final boolean ownInPlace = isRoot && src.kind != Payload.ARRAY && !(r >= 2 && overlaps(src, dst, t, count));
+        final int pieceElems = Math.max(1, Math.min(chunkElems, PIECE_BYTES / size));
+        if (xBuf.length < q) {
+            xBuf = new ByteBuffer[q];
+            xOff = new int[q];
+        }
         long s = 0;
         int chunk = 0;
         for (int first = 0; first < count || chunk == 0; first += chunkElems, chunk++) {
@@ -96,10 +114,26 @@ final class DirectReduceAlgorithm {
             if (!isRoot || chunk == 0) {
                 gate(sock, s, w);
             }
-            if (isRoot ? !ownInPlace : !shared) {
-                src.copyIn(sock, sock.slot(set, me), t, first, n);
+            if (isRoot) {
+                if (!ownInPlace) {
+                    src.copyIn(sock, sock.slot(set, me), t, first, n);
+                }
+                sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
+            } else {
+                // Arrive first, then copy piece by piece, each published on the progress word: the
+                // root folds a piece as soon as every member published it. The word held other data
+                // (the inline area of earlier calls): it is reset before the ARRIVED that orders it.
+                final int progress = sock.ctl(set, me) + PROGRESS;
+                Flags.put(sock.buf, progress, (s << 20) | (shared ? 0xFFFFF : 0));
+                sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
+                if (!shared) {
+                    int k = 0;
+                    for (int p = 0; p < n || k == 0; p += pieceElems, k++) {
+                        src.copyIn(sock, sock.slot(set, me) + p * size, t, first + p, Math.min(pieceElems, n - p));
+                        Flags.release(sock.buf, progress, (s << 20) | (k + 1));
+                    }
+                }
             }
-            sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
             if (chunk == 0) {
                 verdict(sock, s, w, st);
                 if (!st.ok()) {
@@ -125,41 +159,39 @@ final class DirectReduceAlgorithm {
                 acc = sock.buf;
                 accOff = sock.result(set);
             }
-            ByteBuffer prevBuf = null;
-            int prevOff = 0;
+            // Member m's input of this chunk (m's own input read in place when it can be).
             for (int m = 0; m < q; m++) {
-                final ByteBuffer xb;
-                final int xo;
                 if (m == me) {
                     if (ownInPlace) {
-                        if (src.kind == Payload.BUFFER) {
-                            xb = src.buffer;
-                            xo = (src.off + first) * size;
-                        } else {
-                            xb = src.sharedLevel.buf;
-                            xo = src.sharedOff + first * size;
-                        }
+                        xBuf[m] = src.kind == Payload.BUFFER ? src.buffer : src.sharedLevel.buf;
+                        xOff[m] = src.kind == Payload.BUFFER ? (src.off + first) * size : src.sharedOff + first * size;
                     } else {
-                        xb = sock.buf;
-                        xo = sock.slot(set, me); // copied in above
+                        xBuf[m] = sock.buf;
+                        xOff[m] = sock.slot(set, me); // copied in above
                     }
                 } else {
                     w.await(sock.buf, sock.ctl(set, m) + ShmLevel.STATE, ShmLevel.enc(s, ShmLevel.ARRIVED), sock.ranks[m]);
-                    xb = sock.buf;
-                    xo = Desc.shared(sock.descOf(set, m)) ? sock.shared(m) + first * size : sock.slot(set, m);
+                    xBuf[m] = sock.buf;
+                    xOff[m] = Desc.shared(sock.descOf(set, m)) ? sock.shared(m) + first * size : sock.slot(set, m);
                 }
-                if (n == 0) {
-                    continue;
-                }
-                if (q == 1) {
-                    ShmLevel.copy(acc, accOff, xb, xo, n * size);
-                } else if (m == 0) {
-                    prevBuf = xb;
-                    prevOff = xo;
-                } else if (m == 1) {
-                    Reductions.combine(t, op, acc, accOff, prevBuf, prevOff, xb, xo, n); // x0 op x1 in one pass
-                } else {
-                    Reductions.combine(t, op, acc, accOff, xb, xo, n);
+            }
+            // Piece by piece as the members publish them, left to right over members.
+            int k = 0;
+            for (int p = 0; p < n; p += pieceElems, k++) {
+                final int len = Math.min(pieceElems, n - p);
+                final long ready = (s << 20) | (k + 1);
+                final int po = p * size;
+                for (int m = 0; m < q; m++) {
+                    if (m != me) {
+                        w.await(sock.buf, sock.ctl(set, m) + PROGRESS, ready, sock.ranks[m]);
+                    }
+                    if (q == 1) {
+                        ShmLevel.copy(acc, accOff + po, xBuf[m], xOff[m] + po, len * size);
+                    } else if (m == 1) {
+                        Reductions.combine(t, op, acc, accOff + po, xBuf[0], xOff[0] + po, xBuf[1], xOff[1] + po, len); // x0 op x1 in one pass
+                    } else if (m > 1) {
+                        Reductions.combine(t, op, acc, accOff + po, xBuf[m], xOff[m] + po, len);
+                    }
                 }
             }
             if (dst.kind == Payload.ARRAY) {
