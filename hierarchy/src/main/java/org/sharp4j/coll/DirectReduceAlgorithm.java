@@ -22,16 +22,20 @@ import org.sharp4j.shm.Waiter;
  * over q inputs and copy-out N; Open MPI's two-rank reduce is one single copy of N (CMA) plus a
  * fold of N. A fold is {@code a op b} over two streams, so {@code q-1} passes cost {@code (q-1) N}
  * against the tiled fold's {@code N/q * q = N} spread over q ranks: direct wins for small q (the
- * built-in table uses it where it measured faster) and tiled for large q.
+ * built-in table uses it up to 4 ranks per node, where its root measured faster) and tiled for large q.
  *
  * <h2>Flags (all in {@link ShmLevel}'s control blocks; release stores, acquire loads)</h2>
  * <ul>
  *   <li>Member m, chunk of sequence number s: before writing anything of set(s) it acquires every
- *       other member's state {@code >= (s-2, ARRIVED)} (the <em>gate</em>); then copies its chunk
- *       into its slot and publishes {@code (s, ARRIVED)} with the call's descriptor (release).
- *       The root publishes its ARRIVED at the start of its chunk, before folding it.</li>
- *   <li>The root acquires each member's {@code (s, ARRIVED)} in member order, folds its chunk and,
- *       when all are folded, publishes {@code (s, TILED)}: "done reading chunk s".</li>
+ *       other member's state {@code >= (s-2, ARRIVED)} (the <em>gate</em>); then it sets its
+ *       progress word to {@code s << 20} (plain), publishes {@code (s, ARRIVED)} with the call's
+ *       descriptor (release), and copies its chunk into its slot in pieces of 16 KiB, publishing
+ *       {@code s << 20 | pieces done} on the progress word after each (release). The root
+ *       publishes its ARRIVED at the start of its chunk, before folding it.</li>
+ *   <li>The root acquires every member's {@code (s, ARRIVED)}, then piece by piece each member's
+ *       progress {@code >= s << 20 | k+1} (acquire) in member order and folds the piece; when the
+ *       chunk is folded it publishes {@code (s, TILED)}: "done reading chunk s". So the fold of
+ *       piece k overlaps the members' copies of pieces k+1...</li>
  *   <li>Reuse: a member arrives at s-2 only after it finished s-3 (for the root: after it read
  *       every slot of s-3), so the gate proves every reader of sequence numbers up to s-3 is done:
  *       enough for the slot and block of set(s) (last used by s-4), and, when this call ends at s,
