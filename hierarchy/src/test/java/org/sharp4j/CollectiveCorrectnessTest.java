@@ -156,7 +156,7 @@ class CollectiveCorrectnessTest {
         System.arraycopy(all[me], 0, mine, 0, count);
         long bytes = (long) count * t.size;
         IntraNodeAlgorithm alg = comm.engine().algorithm(kind, bytes);
-        boolean tree = alg != IntraNodeAlgorithm.TILED; // the exchange folds in the tree's bracket
+        boolean tree = alg == IntraNodeAlgorithm.TREE || alg == IntraNodeAlgorithm.EXCHANGE; // the exchange folds in the tree's bracket; direct = tiled's order
         // Tree calls fold in the radix the table gives their size; the tiled path's only k-nomial
         // fold is between (simulated) nodes, whose radix is fixed when the communicator is built.
         int k = tree ? comm.engine().treeRadix(kind, bytes) : comm.engine().tuning().treeRadix();

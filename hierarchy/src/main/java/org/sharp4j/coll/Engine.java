@@ -90,6 +90,9 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     private final long[] callsBy = new long[IntraNodeAlgorithm.values().length];
     private final TreeAlgorithm tree = new TreeAlgorithm(this);
     private final TiledAlgorithm tiled = new TiledAlgorithm(this);
+    private final DirectReduceAlgorithm direct = new DirectReduceAlgorithm(this);
+    /** Whether {@link DirectReduceAlgorithm} applies: one node of one socket (the same on every rank). */
+    private final boolean directApplies;
     private final ExchangeAlgorithm exchange;
     final Waiter waiter;
     final CallStatus st = new CallStatus();
@@ -180,6 +183,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         this.nodeIndex = topo.nodeOf(rank);
         this.socketIndexInNode = topo.socketOf(rank);
         this.socketCount = topo.socketCount(nodeIndex);
+        this.directApplies = topo.nodeCount() == 1 && socketCount == 1;
         int[] sockRanks = topo.socketRanks(nodeIndex, socketIndexInNode);
         int sockMe = topo.socketIndex(rank);
         this.socketLeader = sockMe == 0;
@@ -585,12 +589,16 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
 
     /**
      * The table's choice, corrected where it cannot apply: a barrier moves no data to tile (it
-     * takes the tree), and the tree and the exchange hold a message in one slot (larger ones run tiled).
+     * takes the tree), the tree and the exchange hold a message in one slot (larger ones run tiled),
+     * and the direct Reduce runs on one socket of one node (elsewhere, and for other collectives, tiled).
      */
     private IntraNodeAlgorithm algorithmAt(Collective c, int segment, long bytes) {
         IntraNodeAlgorithm a = table.intraAlgorithmAt(c, segment);
         if (c == Collective.BARRIER) {
-            return a == IntraNodeAlgorithm.TILED ? IntraNodeAlgorithm.TREE : a;
+            return a == IntraNodeAlgorithm.TILED || a == IntraNodeAlgorithm.DIRECT ? IntraNodeAlgorithm.TREE : a;
+        }
+        if (a == IntraNodeAlgorithm.DIRECT) {
+            return c == Collective.REDUCE && directApplies ? a : IntraNodeAlgorithm.TILED;
         }
         return a != IntraNodeAlgorithm.TILED && bytes > chunkBytes ? IntraNodeAlgorithm.TILED : a;
     }
@@ -629,6 +637,11 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 case TREE:
                     tree.run(kind, type, op, root, count, desc, table.treeRadixAt(kind, i));
                     break;
+                case DIRECT: {
+                    int chunk = table.chunkAt(kind, i);
+                    direct.run(type, op, root, count, desc, chunk <= 0 || chunk > chunkBytes ? chunkBytes : chunk);
+                    break;
+                }
                 default:
                     int chunk = table.chunkAt(kind, i);
                     tiled.run(kind, type, op, root, count, desc, chunk <= 0 || chunk > chunkBytes ? chunkBytes : chunk);

@@ -16,6 +16,12 @@ import org.sharp4j.tuning.Collective;
  * members, the same bits whichever member computes them. Each rank moves about
  * {@code n (copy in) + n (reads for its tile) + n/q (its tile) + n (copy out)} elements per chunk,
  * against {@code q n} for a leader that reduces alone: bandwidth-bound work spread over the socket.
+ * Only the other members read a member's slot, and only their tiles of it: so a member whose input
+ * is a direct buffer copies in only the others' tiles ({@code (q-1)/q n}) and folds its own tile
+ * from its buffer in place; an array is copied whole (the kernels read buffers), and an input in
+ * the shared buffer not at all. What each form costs per rank and chunk, beyond the fold's reads:
+ * array {@code n} in + {@code n} out, direct buffer {@code (q-1)/q n} in + {@code n} out, shared
+ * buffer {@code 0} in + {@code n} out.
  * Across sockets the socket leaders repeat it over the sockets' results (left to right over
  * sockets), then the node leader runs phase 3 on the chunk.
  *
@@ -93,6 +99,8 @@ final class TiledAlgorithm {
         final boolean shared = e.src.isShared();
         final boolean severalNodes = e.topo.nodeCount() > 1;
         final boolean gets = kind == Collective.ALLREDUCE || e.rank == root;
+        // A direct buffer's own tile is folded where it lies: only the others' tiles are copied in.
+        final boolean ownInPlace = e.src.kind == Payload.BUFFER && e.src.buffer.isDirect();
         if (shared) {
             desc |= Desc.SHARED;
         }
@@ -111,7 +119,14 @@ final class TiledAlgorithm {
                 unitSeq = s;
             }
             st.reset();
-            if (!shared) {
+            // My tile of the chunk (the others' tiles of my input are all they read of my slot).
+            final int tile = Engine.ceilDiv(Engine.ceilDiv(n, q), lineElems) * lineElems;
+            final int lo = Math.min(n, me * tile);
+            final int hi = Math.min(n, lo + tile);
+            if (ownInPlace) { // my own tile stays where it is: I fold it from the user's buffer
+                e.src.copyIn(sock, sock.slot(set, me), t, first, lo);
+                e.src.copyIn(sock, sock.slot(set, me) + hi * size, t, first + hi, n - hi);
+            } else if (!shared) {
                 e.src.copyIn(sock, sock.slot(set, me), t, first, n);
             }
             sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
@@ -128,22 +143,28 @@ final class TiledAlgorithm {
                 }
             }
             // My tile over all members, in member order.
-            final int tile = Engine.ceilDiv(Engine.ceilDiv(n, q), lineElems) * lineElems;
-            final int lo = Math.min(n, me * tile);
-            final int hi = Math.min(n, lo + tile);
             final int res = sock.result(set);
             if (hi > lo && st.ok()) {
                 final int to = res + lo * size;
+                java.nio.ByteBuffer prevBuf = sock.buf;
                 int prev = 0;
                 for (int m = 0; m < q; m++) {
-                    int from = (Desc.shared(sock.descOf(set, m)) ? sock.shared(m) + first * size : sock.slot(set, m)) + lo * size;
-                    if (q == 1) {
-                        ShmLevel.copy(sock.buf, to, sock.buf, from, (hi - lo) * size);
-                    } else if (m == 1) {
-                        Reductions.combine(t, op, sock.buf, to, sock.buf, prev, sock.buf, from, hi - lo); // x0 op x1 in one pass
-                    } else if (m > 1) {
-                        Reductions.combine(t, op, sock.buf, to, sock.buf, from, hi - lo);
+                    java.nio.ByteBuffer fromBuf = sock.buf;
+                    int from;
+                    if (m == me && ownInPlace) {
+                        fromBuf = e.src.buffer;
+                        from = (e.src.off + first + lo) * size;
+                    } else {
+                        from = (Desc.shared(sock.descOf(set, m)) ? sock.shared(m) + first * size : sock.slot(set, m)) + lo * size;
                     }
+                    if (q == 1) {
+                        ShmLevel.copy(sock.buf, to, fromBuf, from, (hi - lo) * size);
+                    } else if (m == 1) {
+                        Reductions.combine(t, op, sock.buf, to, prevBuf, prev, fromBuf, from, hi - lo); // x0 op x1 in one pass
+                    } else if (m > 1) {
+                        Reductions.combine(t, op, sock.buf, to, fromBuf, from, hi - lo);
+                    }
+                    prevBuf = fromBuf;
                     prev = from;
                 }
             }

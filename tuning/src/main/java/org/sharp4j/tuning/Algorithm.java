@@ -4,7 +4,7 @@ import java.util.Locale;
 
 /**
  * Every algorithm a tuning rule can name. The name decides the layer the rule configures:
- * {@link #EXCHANGE}, {@link #TREE} and {@link #TILED} the shared-memory phases inside a node, {@link #SHARP},
+ * {@link #EXCHANGE}, {@link #TREE}, {@link #TILED} and {@link #DIRECT} the shared-memory phases inside a node, {@link #SHARP},
  * {@link #KNOMIAL} and {@link #SRA} phase 3 between node leaders.
  */
 public enum Algorithm {
@@ -18,6 +18,11 @@ public enum Algorithm {
     TREE(true, true, false),
     /** Tiled reduce-scatter + read-out inside the node; parameter {@code chunk}. */
     TILED(true, false, true),
+    /**
+     * Reduce only, one socket of one node: the root folds every member's input straight into its
+     * output, chunk by chunk as they are published; parameter {@code chunk}. Elsewhere tiled runs.
+     */
+    DIRECT(true, false, true),
     /**
      * SHARP in-network aggregation between nodes; parameter {@code pipeline}: operations of one long call
      * in flight at once (1..{@link Rule#MAX_PIPELINE}).
@@ -75,7 +80,7 @@ public enum Algorithm {
         return null;
     }
 
-    /** The intra-node enum the engine switches on (EXCHANGE, TREE or TILED). */
+    /** The intra-node enum the engine switches on (EXCHANGE, TREE, TILED or DIRECT). */
     public IntraNodeAlgorithm toIntra() {
         if (this == EXCHANGE) {
             return IntraNodeAlgorithm.EXCHANGE;
@@ -85,6 +90,9 @@ public enum Algorithm {
         }
         if (this == TILED) {
             return IntraNodeAlgorithm.TILED;
+        }
+        if (this == DIRECT) {
+            return IntraNodeAlgorithm.DIRECT;
         }
         throw new IllegalStateException(this + " is not an intra-node algorithm");
     }

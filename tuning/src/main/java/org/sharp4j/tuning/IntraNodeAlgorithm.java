@@ -13,8 +13,13 @@ package org.sharp4j.tuning;
  *   <li>{@link #TILED}: every rank of a socket reduces its cache-line-aligned tile of every
  *       contribution (reduce-scatter), then all read the result (allgather). Bandwidth-bound:
  *       each rank touches q*m/q = m bytes instead of the leader touching q*m.</li>
+ *   <li>{@link #DIRECT}: Reduce only, one socket of one node: non-root members copy their input into
+ *       their slots chunk by chunk and return; the root folds its own input in place with theirs,
+ *       left to right over the members, straight into its output as the chunks are published.
+ *       Root's critical path {@code (q-1) m} fold steps pipelined against the others' copies of m,
+ *       against tiled's copy-in m + fold m/q over q inputs + copy-out m: wins for small q.</li>
  * </ul>
  */
 public enum IntraNodeAlgorithm {
-    EXCHANGE, TREE, TILED
+    EXCHANGE, TREE, TILED, DIRECT
 }

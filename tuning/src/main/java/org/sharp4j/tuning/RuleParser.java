@@ -167,7 +167,7 @@ public final class RuleParser {
             if (eq < 0) {
                 Algorithm a = Algorithm.parse(g);
                 if (a == null) {
-                    throw bad(where, line, text, "unknown algorithm '" + g + "' (expected tree, tiled, sharp, knomial or sra)");
+                    throw bad(where, line, text, "unknown algorithm '" + g + "' (expected exchange, tree, tiled, direct, sharp, knomial or sra)");
                 }
                 if (alg != null) {
                     throw bad(where, line, text, "two algorithms: " + alg.key() + " and " + a.key());
@@ -255,6 +255,9 @@ public final class RuleParser {
                 throw bad(where, line, text, "barrier moves no data: tiled does not apply (use tree)");
             }
             colls.remove(Collective.BARRIER); // all:...:tiled means the data collectives
+        }
+        if (alg == Algorithm.DIRECT && !colls.equals(EnumSet.of(Collective.REDUCE))) {
+            throw bad(where, line, text, "direct is a Reduce algorithm: give it to reduce alone (reduce:LO-HI:direct)");
         }
         return new Rule(colls, size[0], size[1], nodes == null ? 1 : nodes[0], nodes == null ? Integer.MAX_VALUE : nodes[1],
                 ppn == null ? 1 : ppn[0], ppn == null ? Integer.MAX_VALUE : ppn[1], alg, radix, chunk, pipeline, origin, null);

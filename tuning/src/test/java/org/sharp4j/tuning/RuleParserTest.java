@@ -133,4 +133,16 @@ class RuleParserTest {
                 () -> RuleParser.parseOverride("allreduce:0-4k:tree#allreduce:4k-inf:tilde", "SHARP4J_TUNE"));
         assertTrue(bad.getMessage().startsWith("SHARP4J_TUNE: unknown algorithm 'tilde'"), bad.getMessage());
     }
+
+    @org.junit.jupiter.api.Test
+    void directIsAReduceAlgorithmWithAChunk() {
+        Rule r = RuleParser.parseRule("reduce:64k-inf:ppn=1-4:DIRECT:chunk=16k", "t", 0, "o");
+        org.junit.jupiter.api.Assertions.assertEquals(Algorithm.DIRECT, r.algorithm());
+        org.junit.jupiter.api.Assertions.assertEquals(16384, r.chunk());
+        org.junit.jupiter.api.Assertions.assertEquals(IntraNodeAlgorithm.DIRECT, r.algorithm().toIntra());
+        for (String bad : new String[] {"allreduce:0-inf:direct", "all:0-inf:direct", "reduce,barrier:0-inf:direct"}) {
+            TuningFormatException e = assertThrows(TuningFormatException.class, () -> RuleParser.parseRule(bad, "t", 0, "o"), bad);
+            org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("direct is a Reduce algorithm"), e.getMessage());
+        }
+    }
 }

@@ -1,0 +1,264 @@
+package org.sharp4j.coll;
+
+import java.nio.ByteBuffer;
+import org.sharp4j.DataType;
+import org.sharp4j.Op;
+import org.sharp4j.shm.Flags;
+import org.sharp4j.shm.Waiter;
+
+/**
+ * Long Reduce inside one socket of one node: the root folds every member's input, read where it
+ * lies, straight into its output, chunk by chunk as the members publish them.
+ *
+ * <h2>The math</h2>
+ * For every element i the root computes {@code ((x0[i] op x1[i]) op x2[i]) ... op x(q-1)[i]}, left
+ * to right over the members: the bits of {@link TiledAlgorithm} (whose tiles fold in the same
+ * order). Per chunk of n elements a non-root member copies its n elements into its slot (nothing
+ * when its input is its shared buffer); the root reads its own input in place (a direct buffer or
+ * its shared buffer; an array is copied into its slot first) and makes {@code q-1} passes over the
+ * chunk into its output (a direct buffer or its shared buffer; for an array, the result area, then
+ * one copy out). Critical path of the root for a message of N elements: {@code (q-1) N} fold steps
+ * pipelined against the members' copies of N, where the tiled Reduce pays copy-in N, a fold of N/q
+ * over q inputs and copy-out N; Open MPI's two-rank reduce is one single copy of N (CMA) plus a
+ * fold of N. A fold is {@code a op b} over two streams, so {@code q-1} passes cost {@code (q-1) N}
+ * against the tiled fold's {@code N/q * q = N} spread over q ranks: direct wins for small q (the
+ * built-in table uses it up to 4 ranks per node, where its root measured faster) and tiled for large q.
+ *
+ * <h2>Flags (all in {@link ShmLevel}'s control blocks; release stores, acquire loads)</h2>
+ * <ul>
+ *   <li>Member m, chunk of sequence number s: before writing anything of set(s) it acquires every
+ *       other member's state {@code >= (s-2, ARRIVED)} (the <em>gate</em>); then it sets its
+ *       progress word to {@code s << 20} (plain), publishes {@code (s, ARRIVED)} with the call's
+ *       descriptor (release), and copies its chunk into its slot in pieces of 16 KiB, publishing
+ *       {@code s << 20 | pieces done} on the progress word after each (release). The root
+ *       publishes its ARRIVED at the start of its chunk, before folding it.</li>
+ *   <li>The root acquires every member's {@code (s, ARRIVED)}, then piece by piece each member's
+ *       progress {@code >= s << 20 | k+1} (acquire) in member order and folds the piece; when the
+ *       chunk is folded it publishes {@code (s, TILED)}: "done reading chunk s". So the fold of
+ *       piece k overlaps the members' copies of pieces k+1...</li>
+ *   <li>Reuse: a member arrives at s-2 only after it finished s-3 (for the root: after it read
+ *       every slot of s-3), so the gate proves every reader of sequence numbers up to s-3 is done:
+ *       enough for the slot and block of set(s) (last used by s-4), and, when this call ends at s,
+ *       for the next call's first write (set(s+1), last used by s-3), which is the guarantee
+ *       {@link ShmLevel}'s reuse rule asks of every algorithm. So a member never waits for the root,
+ *       only for every member to have arrived two chunks back: up to two chunks in flight ahead of
+ *       the root's fold, and no acknowledgment round.</li>
+ * </ul>
+ *
+ * <h2>The verdict (argument check)</h2>
+ * Every rank, root or not, acquires every member's ARRIVED of the call's first chunk before it
+ * goes past that chunk, and the verdict is the first member, in member order, whose descriptor
+ * differs from member 0's: the same on every rank, as in the tiled and exchange algorithms, and
+ * found after one sequence number on every rank (a member on another algorithm publishes at least
+ * ARRIVED there too; member 0 then publishes RELEASED for members on the tree or exchange). This
+ * wait costs a non-root the other members' first copy, never the root's fold.
+ *
+ * <h2>What a non-root gets</h2>
+ * It returns when its last chunk is published (after the verdict of the first chunk), before the
+ * root has read it: its input was copied, so the caller may reuse it at once. A non-root whose
+ * input is its shared buffer waits for the root's TILED of the last chunk (the root reads that
+ * buffer in place). If the root dies after a non-root returned, that non-root's call succeeded;
+ * its next collective waits for the root (through the gate or any algorithm's flags) and throws
+ * the {@code PeerFailureException} naming it.
+ *
+ * <p>Several sockets or nodes: the engine runs {@link TiledAlgorithm} instead (same bits).
+ */
+final class DirectReduceAlgorithm {
+    /**
+     * Progress word in a member's control block (the inline data area, which this algorithm does
+     * not use otherwise; written before the ARRIVED, so that the root, having acquired the ARRIVED,
+     * never sees an earlier call's inline data there): {@code s << 20 | pieces of chunk s in the slot} (all of them: 0xFFFFF, for an input read in place), only growing; a slot holds fewer than 2^20 pieces.
+     */
+    static final int PROGRESS = ShmLevel.INLINE;
+    /** A member publishes its chunk in pieces of this many bytes, so that the root's fold overlaps the copy. */
+    static final int PIECE_BYTES = 16 * 1024;
+
+    private final Engine e;
+    /** The root's operands of the current chunk (grown once to the member count; no allocation per call). */
+    private ByteBuffer[] xBuf = new ByteBuffer[0];
+    private int[] xOff = new int[0];
+
+    DirectReduceAlgorithm(Engine e) {
+        this.e = e;
+    }
+
+    /** One node, one socket: see the class comment. */
+    void run(DataType t, Op op, int root, int count, long desc, int chunkBytes) {
+        final Engine e = this.e;
+        final ShmLevel sock = e.sock;
+        final CallStatus st = e.st;
+        final Waiter w = e.waiter;
+        final int size = t.size;
+        final int chunkElems = chunkBytes / size;
+        final int q = sock.members;
+        final int me = sock.me;
+        final int r = e.topo.socketIndex(root);
+        final Payload src = e.src;
+        final Payload dst = e.dst;
+        final boolean shared = src.isShared();
+        if (shared) {
+            desc |= Desc.SHARED;
+        }
+        final boolean isRoot = me == r;
+        // The root reads its own input in place unless it is an array or its output overlaps it
+        // and is written before it is read (the passes before member r's write the output).
+        final boolean ownInPlace = isRoot && src.kind != Payload.ARRAY && !(r >= 2 && overlaps(src, dst, t, count));
+        final int pieceElems = Math.max(1, Math.min(chunkElems, PIECE_BYTES / size));
+        if (xBuf.length < q) {
+            xBuf = new ByteBuffer[q];
+            xOff = new int[q];
+        }
+        long s = 0;
+        int chunk = 0;
+        for (int first = 0; first < count || chunk == 0; first += chunkElems, chunk++) {
+            final int n = Math.min(chunkElems, count - first);
+            s = e.nextSeq();
+            final int set = ShmLevel.set(s);
+            st.reset();
+            if (!isRoot || chunk == 0) {
+                gate(sock, s, w);
+            }
+            if (isRoot) {
+                if (!ownInPlace) {
+                    src.copyIn(sock, sock.slot(set, me), t, first, n);
+                }
+                sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
+            } else {
+                // Arrive first, then copy piece by piece, each published on the progress word: the
+                // root folds a piece as soon as every member published it. The word held other data
+                // (the inline area of earlier calls): it is reset before the ARRIVED that orders it.
+                final int progress = sock.ctl(set, me) + PROGRESS;
+                Flags.put(sock.buf, progress, (s << 20) | (shared ? 0xFFFFF : 0));
+                sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
+                if (!shared) {
+                    int k = 0;
+                    for (int p = 0; p < n || k == 0; p += pieceElems, k++) {
+                        src.copyIn(sock, sock.slot(set, me) + p * size, t, first + p, Math.min(pieceElems, n - p));
+                        Flags.release(sock.buf, progress, (s << 20) | (k + 1));
+                    }
+                }
+            }
+            if (chunk == 0) {
+                verdict(sock, s, w, st);
+                if (!st.ok()) {
+                    if (me == 0) {
+                        sock.publish(set, ShmLevel.RELEASED, s, desc, st); // members on the tree or exchange wait for a release
+                    }
+                    throw st.toException();
+                }
+            }
+            if (!isRoot) {
+                continue;
+            }
+            // The accumulator: the output itself, or (array) the result area.
+            final ByteBuffer acc;
+            final int accOff;
+            if (dst.kind == Payload.BUFFER) {
+                acc = dst.buffer;
+                accOff = (dst.off + first) * size;
+            } else if (dst.kind == Payload.SHARED) {
+                acc = dst.sharedLevel.buf;
+                accOff = dst.sharedOff + first * size;
+            } else {
+                acc = sock.buf;
+                accOff = sock.result(set);
+            }
+            // Member m's input of this chunk (m's own input read in place when it can be).
+            for (int m = 0; m < q; m++) {
+                if (m == me) {
+                    if (ownInPlace) {
+                        xBuf[m] = src.kind == Payload.BUFFER ? src.buffer : src.sharedLevel.buf;
+                        xOff[m] = src.kind == Payload.BUFFER ? (src.off + first) * size : src.sharedOff + first * size;
+                    } else {
+                        xBuf[m] = sock.buf;
+                        xOff[m] = sock.slot(set, me); // copied in above
+                    }
+                } else {
+                    w.await(sock.buf, sock.ctl(set, m) + ShmLevel.STATE, ShmLevel.enc(s, ShmLevel.ARRIVED), sock.ranks[m]);
+                    xBuf[m] = sock.buf;
+                    xOff[m] = Desc.shared(sock.descOf(set, m)) ? sock.shared(m) + first * size : sock.slot(set, m);
+                }
+            }
+            // Piece by piece as the members publish them, left to right over members.
+            int k = 0;
+            for (int p = 0; p < n; p += pieceElems, k++) {
+                final int len = Math.min(pieceElems, n - p);
+                final long ready = (s << 20) | (k + 1);
+                final int po = p * size;
+                for (int m = 0; m < q; m++) {
+                    if (m != me) {
+                        w.await(sock.buf, sock.ctl(set, m) + PROGRESS, ready, sock.ranks[m]);
+                    }
+                    if (q == 1) {
+                        ShmLevel.copy(acc, accOff + po, xBuf[m], xOff[m] + po, len * size);
+                    } else if (m == 1) {
+                        Reductions.combine(t, op, acc, accOff + po, xBuf[0], xOff[0] + po, xBuf[1], xOff[1] + po, len); // x0 op x1 in one pass
+                    } else if (m > 1) {
+                        Reductions.combine(t, op, acc, accOff + po, xBuf[m], xOff[m] + po, len);
+                    }
+                }
+            }
+            if (dst.kind == Payload.ARRAY) {
+                dst.copyOut(sock, accOff, t, first, n);
+            }
+            sock.publish(set, ShmLevel.TILED, s, desc, st);
+        }
+        if (shared && !isRoot) {
+            // The root reads this rank's shared buffer in place: the caller may not touch it before.
+            w.await(sock.buf, sock.ctl(ShmLevel.set(s), r) + ShmLevel.STATE, ShmLevel.enc(s, ShmLevel.TILED), sock.ranks[r]);
+        }
+    }
+
+    /** Every other member's state {@code >= (s-2, ARRIVED)}: see the class comment's reuse rule. */
+    private static void gate(ShmLevel sock, long s, Waiter w) {
+        if (s <= 2) {
+            return;
+        }
+        final long back = s - 2;
+        final int set = ShmLevel.set(back);
+        final long target = ShmLevel.enc(back, ShmLevel.ARRIVED);
+        for (int m = 0; m < sock.members; m++) {
+            if (m != sock.me) {
+                w.await(sock.buf, sock.ctl(set, m) + ShmLevel.STATE, target, sock.ranks[m]);
+            }
+        }
+    }
+
+    /** Every member's ARRIVED of {@code s}; the first descriptor that differs from member 0's is the verdict. */
+    private static void verdict(ShmLevel sock, long s, Waiter w, CallStatus st) {
+        final int set = ShmLevel.set(s);
+        final long arrived = ShmLevel.enc(s, ShmLevel.ARRIVED);
+        long d0 = 0;
+        for (int m = 0; m < sock.members; m++) {
+            if (m != sock.me) {
+                w.await(sock.buf, sock.ctl(set, m) + ShmLevel.STATE, arrived, sock.ranks[m]);
+            }
+            long d = sock.descOf(set, m);
+            if (m == 0) {
+                d0 = d;
+            } else if (Desc.differs(d, d0)) {
+                st.mismatch(sock.ranks[0], d0, sock.ranks[m], d);
+                return;
+            }
+        }
+    }
+
+    /** Whether the root's input and output share memory (an in-place Reduce). */
+    private static boolean overlaps(Payload src, Payload dst, DataType t, int count) {
+        if (src.kind == Payload.SHARED) {
+            return dst.kind == Payload.SHARED;
+        }
+        if (src.kind != Payload.BUFFER || dst.kind != Payload.BUFFER) {
+            return false;
+        }
+        if (src.buffer == dst.buffer) {
+            long a = (long) src.off * t.size;
+            long b = (long) dst.off * t.size;
+            long len = (long) count * t.size;
+            return a < b + len && b < a + len;
+        }
+        // Two views of one memory (a duplicate, a slice) cannot be told apart cheaply: as MPI
+        // forbids aliased send and receive buffers, only the same object means in place.
+        return false;
+    }
+}

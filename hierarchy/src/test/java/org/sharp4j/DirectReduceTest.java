@@ -1,0 +1,228 @@
+package org.sharp4j;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.sharp4j.CollectiveCorrectnessTest.Api;
+import org.sharp4j.tuning.Collective;
+import org.sharp4j.tuning.IntraNodeAlgorithm;
+
+/**
+ * The direct Reduce ({@code org.sharp4j.coll.DirectReduceAlgorithm}): bit-exact against the
+ * documented order (left to right over members) for every type x op, counts around chunk
+ * boundaries, every root, every buffer form, 1-8 ranks; the tiled fallback on 2 sockets and 2
+ * nodes; mismatches and missing peers.
+ */
+class DirectReduceTest {
+    /** 4 KiB slots, the direct Reduce from 0 bytes: many chunks on small data. */
+    static final Config DIRECT = CollectiveCorrectnessTest.SMALL.withTuneOverride("reduce:0-inf:direct");
+    /** 1 KiB chunks: more chunks than slot sets within a few KiB, so slot reuse runs in every call. */
+    /** The default 64 KiB slot: chunks of several pieces. */
+    static final Config DIRECT_64K = CollectiveCorrectnessTest.DEFAULT.withSharedBytes(1024 * 1024).withTuneOverride("reduce:0-inf:direct");
+    static final Config DIRECT_1K = CollectiveCorrectnessTest.SMALL.withTuneOverride("reduce:0-inf:direct:chunk=1k");
+
+    static Stream<Arguments> shapes() {
+        List<Arguments> out = new ArrayList<>();
+        for (int ranks = 1; ranks <= 8; ranks++) {
+            out.add(Arguments.of(ranks, 1, 1, "4k"));
+            out.add(Arguments.of(ranks, 1, 1, "1k"));
+            if (ranks == 2 || ranks == 3 || ranks == 4 || ranks == 8) {
+                out.add(Arguments.of(ranks, 1, 1, "64k")); // the default slot: 4 pieces of 16 KiB per chunk
+            }
+            if (ranks >= 2 && ranks % 3 != 0) { // tiled stands in: same bits
+                out.add(Arguments.of(ranks, 1, 2, "4k"));
+                out.add(Arguments.of(ranks, 2, 1, "1k"));
+            }
+        }
+        return out.stream();
+    }
+
+    @ParameterizedTest(name = "{0} ranks, {1} node(s) x {2} socket(s), chunk {3}")
+    @MethodSource("shapes")
+    void everyTypeOpCountRootAndForm(int ranks, int nodes, int sockets, String chunk) {
+        Config cfg = (chunk.equals("1k") ? DIRECT_1K : chunk.equals("64k") ? DIRECT_64K : DIRECT).withSimulatedTopology(nodes, sockets);
+        int chunkBytes = chunk.equals("1k") ? 1024 : chunk.equals("64k") ? 65536 : 4096;
+        ThreadRanks.run(ranks, cfg, comm -> {
+            IntraNodeAlgorithm expect = nodes == 1 && sockets == 1 ? IntraNodeAlgorithm.DIRECT : IntraNodeAlgorithm.TILED;
+            assertEquals(expect, comm.engine().algorithm(Collective.REDUCE, 100_000));
+            assertEquals(IntraNodeAlgorithm.TILED, comm.engine().algorithm(Collective.ALLREDUCE, 100_000));
+            long seed = 77;
+            for (DataType t : DataType.values()) {
+                int c = chunkBytes / t.size;
+                int p = 16384 / t.size; // a piece
+                int[] counts = chunkBytes > 16384 ? new int[] {1, p - 1, p, p + 1, 3 * p + 7, c - 1, c, c + 1, 5 * c + 3}
+                        : new int[] {0, 1, 15, 16, 17, c - 1, c, c + 1, 2 * c, 4 * c + 3, 9 * c + 1};
+                for (Op op : Op.values()) {
+                    if (!op.validFor(t)) {
+                        continue;
+                    }
+                    for (int count : counts) {
+                        seed++;
+                        Api api = Api.values()[(int) (seed % 4)];
+                        CollectiveCorrectnessTest.check(comm, Collective.REDUCE, t, op, count, (int) (seed % comm.size()), seed, api);
+                    }
+                }
+                // Every root with every form, on a count that is not a chunk multiple.
+                for (int root = 0; root < comm.size(); root++) {
+                    for (Api api : Api.values()) {
+                        seed++;
+                        CollectiveCorrectnessTest.check(comm, Collective.REDUCE, t, Op.SUM, 3 * c + 5, root, seed, api);
+                    }
+                    inPlaceDirectBuffer(comm, t, 2 * c + 3, root, seed++);
+                }
+            }
+            if (expect == IntraNodeAlgorithm.DIRECT && comm.size() > 1) {
+                assertTrue(comm.engine().calls(IntraNodeAlgorithm.DIRECT) > 0);
+            }
+        });
+    }
+
+    /**
+     * Back-to-back direct Reduces with changing roots between other algorithms: non-roots run up to
+     * two chunks ahead of the root and into the next calls, so every slot-reuse gate is exercised.
+     */
+    @ParameterizedTest(name = "{0} ranks")
+    @CsvSource({"2", "3", "4", "7"})
+    void backToBackWithOtherCollectives(int ranks) {
+        ThreadRanks.run(ranks, DIRECT_1K, comm -> {
+            long seed = 900;
+            long[] huge = {Long.MAX_VALUE};
+            long[] got = new long[1];
+            for (int i = 0; i < 40; i++) {
+                int root = i % comm.size();
+                // Inline data of every rank (the tree's 8-byte allreduce) left in the control blocks
+                // the next chunks reuse: the direct Reduce must not take it for its progress word.
+                comm.allreduce(huge, 0, got, 0, 1, Op.MAX);
+                CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.DOUBLE, Op.SUM, 1000 + i * 37, root, seed++,
+                        Api.values()[i % 4]);
+                CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.INT, Op.BXOR, 3, (root + 1) % comm.size(), seed++,
+                        Api.ARRAYS);
+                if (i % 3 == 0) {
+                    CollectiveCorrectnessTest.check(comm, Collective.ALLREDUCE, DataType.LONG, Op.SUM, 700, 0, seed++, Api.BUFFERS);
+                }
+                if (i % 5 == 0) {
+                    comm.barrier();
+                }
+            }
+        });
+    }
+
+    /** {@code reduce(buf, off, ...)}: the root's input and output are one direct buffer. */
+    static void inPlaceDirectBuffer(Communicator comm, DataType t, int count, int root, long seed) {
+        int n = comm.size();
+        ByteBuffer buf = ByteBuffer.allocateDirect((count + 2) * t.size).order(ByteOrder.nativeOrder());
+        long[] column = new long[n];
+        long[] expected = new long[count];
+        for (int i = 0; i < count; i++) {
+            for (int r = 0; r < n; r++) {
+                column[r] = CollectiveCorrectnessTest.bits(t, Op.SUM, seed, r, i);
+            }
+            expected[i] = Reference.expected(comm.topology(), false, comm.engine().tuning().treeRadix(), t, Op.SUM, column);
+            CollectiveCorrectnessTest.put(buf, t, i + 2, column[comm.rank()]);
+        }
+        comm.reduce(buf, 2, count, t, Op.SUM, root);
+        for (int i = 0; i < count; i++) {
+            long want = comm.rank() == root ? expected[i] : CollectiveCorrectnessTest.bits(t, Op.SUM, seed, comm.rank(), i);
+            long got = CollectiveCorrectnessTest.get(buf, t, i + 2);
+            if (want != got) {
+                assertEquals(want, got, "in-place direct buffer, " + t + " count " + count + " root " + root + " rank "
+                        + comm.rank() + " element " + i);
+            }
+        }
+    }
+
+    /** Every split between the direct Reduce and other calls ends with the mismatch on every rank, after which all are in step. */
+    @ParameterizedTest(name = "{0}, odd rank {1}")
+    @CsvSource({"count,0", "count,2", "multi-vs-one,1", "multi-vs-one,0", "one-vs-multi,3", "root,0", "root,2", "op,1",
+        "vs-tree,0", "vs-tree,3", "tree-vs,1", "vs-allreduce,0", "vs-allreduce,2", "vs-barrier,1", "vs-barrier,0",
+        "vs-exchange,0", "vs-exchange,2"})
+    void everyRankGetsTheMismatch(String what, int odd) {
+        Config cfg = DIRECT.withTuneOverride("reduce:0-inf:direct#allreduce,reduce,barrier:0-41:exchange#reduce:41-64:tree");
+        ThreadRanks.run(4, cfg, comm -> {
+            boolean o = comm.rank() == odd;
+            long[] in = new long[3000];
+            long[] out = new long[3000];
+            ArgumentMismatchException e = assertThrows(ArgumentMismatchException.class, () -> {
+                switch (what) {
+                    case "count": comm.reduce(in, 0, out, 0, o ? 1500 : 1501, Op.SUM, 1); break;
+                    case "multi-vs-one": comm.reduce(in, 0, out, 0, o ? 2900 : 100, Op.SUM, 2); break; // 6 chunks against 1
+                    case "one-vs-multi": comm.reduce(in, 0, out, 0, o ? 100 : 2900, Op.SUM, 3); break;
+                    case "root": comm.reduce(in, 0, out, 0, 1500, Op.SUM, o ? 1 : 3); break;
+                    case "op": comm.reduce(in, 0, out, 0, 1500, o ? Op.MAX : Op.SUM, 0); break;
+                    case "vs-tree": comm.reduce(in, 0, out, 0, o ? 1500 : 7, Op.SUM, 0); break; // 56 B: the tree on the others
+                    case "tree-vs": comm.reduce(in, 0, out, 0, o ? 7 : 1500, Op.SUM, 0); break;
+                    case "vs-exchange": comm.reduce(in, 0, out, 0, o ? 1500 : 2, Op.SUM, 1); break;
+                    case "vs-allreduce": if (o) {
+                            comm.allreduce(in, 0, out, 0, 1500, Op.SUM);
+                        } else {
+                            comm.reduce(in, 0, out, 0, 1500, Op.SUM, 0);
+                        }
+                        break;
+                    default: if (o) { // vs-barrier
+                            comm.barrier();
+                        } else {
+                            comm.reduce(in, 0, out, 0, 1500, Op.SUM, 0);
+                        }
+                        break;
+                }
+            });
+            assertTrue(e.getMessage().contains("different arguments"), e.getMessage());
+            long[] one = {comm.rank() + 1};
+            long[] sum = new long[1];
+            comm.allreduce(one, 0, sum, 0, 1, Op.SUM);
+            assertArrayEquals(new long[] {10}, sum);
+            CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.LONG, Op.SUM, 2000, 1, 5, Api.ARRAYS);
+        });
+    }
+
+    /** A root that never comes: every non-root is stopped at the first chunk's verdict and names it. */
+    @Test
+    void aMissingRootIsNamed() {
+        Config cfg = DIRECT.withTimeoutNanos(1_000_000_000L);
+        Throwable[] errs = ThreadRanks.runCollect(3, cfg, comm -> {
+            if (comm.rank() == 2) {
+                return;
+            }
+            comm.reduce(new double[5000], 0, null, 0, 5000, Op.SUM, 2);
+        }, 60_000);
+        for (int r = 0; r < 2; r++) {
+            assertTrue(errs[r] instanceof PeerFailureException, "rank " + r + ": " + errs[r]);
+            assertArrayEquals(new int[] {2}, ((PeerFailureException) errs[r]).ranks(), errs[r].getMessage());
+        }
+        assertNull(errs[2]);
+    }
+
+    /**
+     * A member that never comes: the root waits for its first chunk and names it, and so does the
+     * other non-root (held at the first chunk's verdict). (Ranks are threads here: a process that
+     * dies mid-call is found by the same waits' process probe, see MismatchAndFailureTest.)
+     */
+    @Test
+    void aMissingMemberIsNamedByTheRootAndTheOthers() {
+        Config cfg = DIRECT.withTimeoutNanos(1_000_000_000L);
+        Throwable[] errs = ThreadRanks.runCollect(3, cfg, comm -> {
+            if (comm.rank() == 1) {
+                return;
+            }
+            comm.reduce(new float[20_000], 0, comm.rank() == 0 ? new float[20_000] : null, 0, 20_000, Op.SUM, 0);
+        }, 60_000);
+        for (int r : new int[] {0, 2}) {
+            assertTrue(errs[r] instanceof PeerFailureException, "rank " + r + ": " + errs[r]);
+            assertArrayEquals(new int[] {1}, ((PeerFailureException) errs[r]).ranks(), errs[r].getMessage());
+        }
+        assertNull(errs[1]);
+    }
+}
