@@ -349,8 +349,11 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         double[] r = new double[big];
         java.nio.ByteBuffer bd = java.nio.ByteBuffer.allocateDirect(big * 8).order(java.nio.ByteOrder.nativeOrder());
         java.nio.ByteBuffer br = java.nio.ByteBuffer.allocateDirect(big * 8).order(java.nio.ByteOrder.nativeOrder());
-        Object[] arrays = {new int[small], new long[small], new float[small], d};
-        Object[] outs = {new int[small], new long[small], new float[small], r};
+        // Every type at every size, long calls too: a long FLOAT call that only DOUBLE ones had
+        // profiled threw the compiled staged kernels away at a program's first long call (seen:
+        // the first size of an osu_reduce run 3-4x slow while foldFloatSum and stagedFloat recompiled).
+        Object[] arrays = {new int[big], new long[big], new float[big], d};
+        Object[] outs = {new int[big], new long[big], new float[big], r};
         for (int i = 0; i < rounds; i++) {
             int root = i % size;
             for (int k = 0; k < n; k++) {
@@ -359,7 +362,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 if (large && i % 4 != 0) {
                     continue; // long calls cost time; every fourth round profiles them enough
                 }
-                for (int a = large ? arrays.length - 1 : 0; a < arrays.length; a++) {
+                for (int a = 0; a < arrays.length; a++) {
                     DataType t = DataType.ofArray(arrays[a]);
                     src.array(arrays[a], 0);
                     dst.array(outs[a], 0);
@@ -371,6 +374,9 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 src.buffer(bd, 0);
                 dst.buffer(br, 0);
                 run(Collective.ALLREDUCE, DataType.DOUBLE, Op.SUM, 0, count);
+                src.buffer(bd, 0);
+                dst.buffer(br, 0);
+                run(Collective.REDUCE, DataType.FLOAT, Op.SUM, root, count); // direct buffers fold in place (the OSU ports' form)
                 if (count * 8L <= sock.sharedBytes) {
                     useShared(src);
                     useShared(dst);
