@@ -72,7 +72,7 @@ public final class TuningTable {
             "# Reduce on one socket of one node, up to 4 ranks: the root folds the members' chunks straight into its",
             "# output as they are published (direct); measured at 2 and 4 ranks, 64 KiB-1 MiB, the root 1.3-2.8x faster",
             "# than tiled's (best of 600-1500 calls on a loaded machine). Several sockets or nodes run tiled.",
-            "reduce:16385-inf:ppn=1-4:direct",
+            "reduce:16385-inf:nodes=1:ppn=1-4:direct",
             "barrier:0-inf:tree:radix=2",
             "# the exchange (every rank reads every contribution: one cache-line transfer where a tree needs two) for",
             "# small messages and up to 32 ranks per node; measured at 2 ranks: 8 B 0.27 us against the tree's 0.29,",
