@@ -74,6 +74,16 @@ final class ExchangeAlgorithm {
         final int set = ShmLevel.set(s);
         final int bytes = t == null ? 0 : count * t.size;
         st.reset();
+        if (kind == Collective.REDUCE && e.flat && e.rank != root && sock.me != 0) {
+            // A Reduce's leaf: publish and go (class comment, "Who returns when"). The engine made
+            // sure this set is free; member 0 and the root compare the signatures.
+            if (bytes > 0) {
+                e.src.copyIn(sock, sock.dataOff(set, sock.me, bytes), t, 0, count);
+            }
+            sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
+            e.wentAhead(s);
+            return;
+        }
         // Phase 1: publish, then read everyone (this rank's own input is read back from its line or shared buffer).
         if (bytes > 0) {
             // Always a copy, also from the shared buffer: nothing tells a member when the others have
@@ -81,9 +91,10 @@ final class ExchangeAlgorithm {
             e.src.copyIn(sock, sock.dataOff(set, sock.me, bytes), t, 0, count);
         }
         sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
-        fold(sock, set, s, desc, count, t, op, bytes, radix);
-        final boolean severalLevels = e.socketCount > 1 || e.inter != null || e.topo.nodeCount() > 1;
-        if (!severalLevels) {
+        // A flat Reduce's member 0 that is not the root only compares the signatures (no data to fold).
+        final boolean foldData = !(kind == Collective.REDUCE && e.flat && e.rank != root);
+        fold(sock, set, s, desc, count, t, op, foldData ? bytes : 0, radix);
+        if (e.flat) {
             if (!st.ok()) {
                 if (sock.me == 0) {
                     sock.publish(set, ShmLevel.RELEASED, s, desc, st); // members that took the tree wait for a release

@@ -61,6 +61,13 @@ public final class ShmLevel {
     static final int H_PROGRESS = 16;
     /** Abort word: {@code (blamed+1) << 32 | (giver+1)} from the first rank that gave up (slow path only). */
     static final int H_ABORT = 64;
+    /**
+     * Verdict records, one per set, written by member 0 only, and only when a call ended with an
+     * argument mismatch: {@code +0} the call's first sequence number, {@code +8} status code,
+     * {@code +16, +24} the two descriptors. Read by members that returned from a Reduce before
+     * its signatures were compared (see {@link ExchangeAlgorithm}: "Who returns when").
+     */
+    static final int H_VERDICTS = 128;
 
     public static final int CTL = 128;
     /** Sets of control blocks and slots in rotation (a power of two). */
@@ -273,6 +280,35 @@ public final class ShmLevel {
             return;
         }
         await(set, m, TILED, seq, w, st);
+    }
+
+    /**
+     * Member 0 records that call {@code seq} (its first sequence number) ended with the mismatch in
+     * {@code st}. Plain stores: what publishes them is member 0's next release (its
+     * {@code P_DONE} or its next arrival), which every reader acquires first.
+     */
+    void writeVerdict(long seq, CallStatus st) {
+        int at = H_VERDICTS + set(seq) * 32;
+        Flags.put(buf, at + 8, st.code);
+        Flags.put(buf, at + 16, st.descA);
+        Flags.put(buf, at + 24, st.descB);
+        Flags.put(buf, at, seq);
+    }
+
+    /**
+     * Whether member 0 recorded a mismatch for call {@code seq}; if so, {@code out} gets it. Only
+     * meaningful once member 0 is known to have finished that call and before this rank arrives
+     * at {@code seq + SETS} (member 0 may record the next call of this set after that).
+     */
+    boolean verdictOf(long seq, CallStatus out) {
+        int at = H_VERDICTS + set(seq) * 32;
+        if (Flags.plain(buf, at) != seq) {
+            return false;
+        }
+        out.code = Flags.plain(buf, at + 8);
+        out.descA = Flags.plain(buf, at + 16);
+        out.descB = Flags.plain(buf, at + 24);
+        return out.code != 0;
     }
 
     long abortWord() {
