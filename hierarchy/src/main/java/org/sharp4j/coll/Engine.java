@@ -42,8 +42,11 @@ import org.slf4j.LoggerFactory;
  *
  * Reduce runs phases 1-3 towards the root's node and delivers the data only to the root; Barrier
  * is the same flow with no data (gather flags up, release flags down, paper 004 IV-D). Every
- * collective ends with a release that carries the call's status, so argument mismatches throw on
- * every rank and slots are reusable two calls later (see {@link ShmLevel}).
+ * collective ends with a release or an exchange that carries the call's status, so argument
+ * mismatches throw on every rank and slots are reusable later (see {@link ShmLevel}); the one
+ * exception, a Reduce on one socket and one node whose non-root members return once they published,
+ * is described in {@link ExchangeAlgorithm} ("Who returns when"): {@link #run} keeps its reuse
+ * rule and hands those members the verdict later.
  *
  * <h2>Who may touch what, when</h2>
  * <ul>
@@ -1075,7 +1078,10 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
 
     /**
      * Releases this rank's resources (see the class comment for who may call it when). Local: no
-     * synchronisation with other ranks. Idempotent.
+     * synchronisation with other ranks, except that a rank whose last calls were flat Reduces it
+     * returned from early first waits until member 0 finished them, and then (after releasing)
+     * throws {@link ArgumentMismatchException} if one of them was a mismatch (see
+     * {@link ExchangeAlgorithm}, "Who returns when"). Idempotent.
      */
     @Override
     public void close() {

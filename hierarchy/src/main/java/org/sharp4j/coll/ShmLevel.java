@@ -19,7 +19,8 @@ import org.sharp4j.shm.Waiter;
  *
  * <h2>Layout</h2>
  * <pre>
- *   [0, 4096)          header: magic, members, slot bytes, shared bytes, progress lines; abort word
+ *   [0, 4096)          header: magic, members, slot bytes, shared bytes, progress lines; abort word;
+ *                      from +128 one verdict record per set (member 0's mismatches, see writeVerdict)
  *   ctl[set][m]        128 B control block per member and set (set = seq mod SETS):
  *                        line 0: +0 state  +8 desc  +16 status  +24..64 inline data (40 B)
  *                        line 1: +64 mismatch desc A  +72 mismatch desc B (error path only)
@@ -45,11 +46,13 @@ import org.sharp4j.shm.Waiter;
  * Sets rotate with the sequence number ({@link #SETS} of them). A member arrives at call n+1 only
  * after finishing its part of call n (its reads of others' data, its writes of results others
  * read). Before a member writes anything of set n mod SETS (its input, its tile of the result, a
- * release) it has observed, directly or through a release that implies it, every member's
- * arrival at call n-1 (at the latest: in call n-1 itself), so every reader of call n - SETS
- * (&lt;= n-2) is done. That is why no algorithm needs an acknowledgment round, including the tiled
- * Reduce whose non-root ranks return before the root has read their tiles: the next call's
- * arrivals are the acknowledgment. Two sets would do; four give a fast rank slack.
+ * release) every member has arrived at call n - SETS + 1, as it observed directly or through a
+ * release that implies it, so every reader of call n - SETS is done. That is why no algorithm
+ * needs an acknowledgment round: later arrivals are the acknowledgment. Most calls observe every
+ * member's arrival at their own last sequence number, which gives the rule for the next SETS - 1
+ * calls; a flat Reduce's members that return without observing anyone (see {@link
+ * ExchangeAlgorithm}, "Who returns when") get it from the engine's guard before their next
+ * writes, and so run at most SETS - 1 calls ahead.
  */
 public final class ShmLevel {
     static final int MAGIC = 0x53344A4C; // "S4JL"

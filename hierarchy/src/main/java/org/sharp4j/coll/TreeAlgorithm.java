@@ -29,7 +29,10 @@ import org.sharp4j.tuning.Collective;
  *       which reads the node leader's accumulator.</li>
  * </ol>
  * Every rank ends with the root's verdict (which merged every member's), so a mismatch throws
- * the same {@code ArgumentMismatchException} everywhere.
+ * the same {@code ArgumentMismatchException} everywhere; except in a Reduce on one socket and one
+ * node, whose members other than member 0 and the root return once they published (unless their
+ * subtree showed a mismatch) and learn a mismatch from a later call or close, as described in
+ * {@link ExchangeAlgorithm} ("Who returns when").
  */
 final class TreeAlgorithm {
     private final Engine e;
