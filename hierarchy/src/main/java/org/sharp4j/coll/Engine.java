@@ -214,7 +214,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             onMyHost[r] = realHosts[r].equals(realHost);
             onHost += onMyHost[r] ? 1 : 0;
         }
-        // Ranks outnumber the host's CPUs: spin briefly, they share cores (bound or not).
+        // Ranks outnumber the host's CPUs: do not spin, they share cores (bound or not): yield at once.
         boolean oversubscribed = onHost > org.sharp4j.topology.CpuTopology.onlineCpus();
         this.waiter = new Waiter(WaitPolicy.parse(cfg.waitSpec(), WaitPolicy.defaults(oversubscribed, cfg.timeoutNanos())), this);
         this.chunkBytes = cfg.slotBytes();
