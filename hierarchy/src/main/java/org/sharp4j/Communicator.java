@@ -487,9 +487,12 @@ public final class Communicator implements AutoCloseable {
     public void close() {
         if (!closed) {
             closed = true;
-            engine.close();
-            if (ownsBootstrap) {
-                bootstrap.close();
+            try {
+                engine.close(); // may report a mismatch of a Reduce this rank went ahead of (after releasing)
+            } finally {
+                if (ownsBootstrap) {
+                    bootstrap.close();
+                }
             }
         }
     }

@@ -42,8 +42,11 @@ import org.slf4j.LoggerFactory;
  *
  * Reduce runs phases 1-3 towards the root's node and delivers the data only to the root; Barrier
  * is the same flow with no data (gather flags up, release flags down, paper 004 IV-D). Every
- * collective ends with a release that carries the call's status, so argument mismatches throw on
- * every rank and slots are reusable two calls later (see {@link ShmLevel}).
+ * collective ends with a release or an exchange that carries the call's status, so argument
+ * mismatches throw on every rank and slots are reusable later (see {@link ShmLevel}); the one
+ * exception, a Reduce on one socket and one node whose non-root members return once they published,
+ * is described in {@link ExchangeAlgorithm} ("Who returns when"): {@link #run} keeps its reuse
+ * rule and hands those members the verdict later.
  *
  * <h2>Who may touch what, when</h2>
  * <ul>
@@ -114,6 +117,21 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     private final String interName;
     private final List<Segment> segments = new ArrayList<>();
     private long seq;
+    /**
+     * One socket on one node and no inter-node step: the socket is the only level with data, and
+     * a Reduce's non-root members other than member 0 return as soon as they published (see
+     * {@link ExchangeAlgorithm}, "Who returns when"). Set once in the constructor.
+     */
+    boolean flat;
+    /** Every member of the socket arrived at this sequence number or later, as this rank observed (flat only). */
+    private long knownAll;
+    /** The current call returned without observing every member's arrival (set by the algorithm). */
+    private boolean wentAhead;
+    /** Calls this rank returned from before their verdict was known, by set (0: none); flat only. */
+    private final long[] pending = new long[ShmLevel.SETS];
+    private int pendingCount;
+    /** Scratch for reading a recorded verdict (slow path). */
+    private final CallStatus earlierStatus = new CallStatus();
     private Collective current = Collective.BARRIER;
     /** The failure that made this communicator unusable (written by the calling thread or an aborting one). */
     private volatile RuntimeException broken;
@@ -125,6 +143,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     private static final int P_SEQ = 8;
     private static final int P_WAITS_FOR = 16;
     private static final int P_HEARTBEAT = 24;
+    /** Last sequence number whose call this rank finished (member 0 of a flat level only; release store). */
+    private static final int P_DONE = 32;
 
     private static final int IDLE = 0;
     private static final int BUSY = 1;
@@ -198,7 +218,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             onMyHost[r] = realHosts[r].equals(realHost);
             onHost += onMyHost[r] ? 1 : 0;
         }
-        // Ranks outnumber the host's CPUs: spin briefly, they share cores (bound or not).
+        // Ranks outnumber the host's CPUs: do not spin, they share cores (bound or not): yield at once.
         boolean oversubscribed = onHost > org.sharp4j.topology.CpuTopology.onlineCpus();
         this.waiter = new Waiter(WaitPolicy.parse(cfg.waitSpec(), WaitPolicy.defaults(oversubscribed, cfg.timeoutNanos())), this);
         this.chunkBytes = cfg.slotBytes();
@@ -282,6 +302,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             phase3 = InterNodeSteps.create(boot, cfg, topo, this);
             this.inter = phase3.step;
             this.interName = phase3.description;
+            this.flat = socketCount == 1 && inter == null && topo.nodeCount() == 1;
             // Units need every node on the flat tiled path; an offload (SHARP) pipelines a slot into
             // its own operations and keeps one phase-3 call per slot (the choice is the same on every rank).
             boolean allFlat = true;
@@ -627,6 +648,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      */
     public void run(Collective kind, DataType type, Op op, int root, int count) {
         enterCall();
+        final long callSeq = seq + 1;
+        ArgumentMismatchException earlier = null;
         try {
             checkUsable();
             current = kind;
@@ -635,7 +658,20 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             long bytes = type == null ? 0 : (long) count * type.size;
             int i = table.intraIndex(kind, bytes);
             IntraNodeAlgorithm a = algorithmAt(kind, i, bytes);
+            if (flat) {
+                // Reuse (ExchangeAlgorithm, "Who returns when"): the exchange and the tree write set n
+                // once every member arrived at n - SETS + 1; the tiled algorithm keeps the older,
+                // stronger precondition (every member arrived at n - 1).
+                long need = seq + 1 - (a == IntraNodeAlgorithm.TILED ? 1 : ShmLevel.SETS - 1);
+                if (need > knownAll) {
+                    awaitAllArrived(need);
+                }
+                if (pendingCount > 0) {
+                    earlier = checkPending(null);
+                }
+            }
             callsBy[a.ordinal()]++;
+            wentAhead = false;
             switch (a) {
                 case EXCHANGE:
                     exchange.run(kind, type, op, root, count, desc, table.treeRadixAt(kind, i));
@@ -653,7 +689,24 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     tiled.run(kind, type, op, root, count, desc, chunk <= 0 || chunk > chunkBytes ? chunkBytes : chunk);
                     break;
             }
+            if (flat) {
+                if (!wentAhead) {
+                    knownAll = seq; // every algorithm but a member that went ahead observed every arrival at its last seq
+                }
+                if (pendingCount > 0) {
+                    earlier = checkPending(earlier);
+                }
+            }
         } catch (ArgumentMismatchException e) {
+            if (flat) {
+                knownAll = seq; // a mismatch is only found after every arrival was seen
+                if (sock.me == 0) {
+                    sock.writeVerdict(callSeq, st); // for members that returned before the verdict; P_DONE publishes it
+                }
+            }
+            if (earlier != null) {
+                e.addSuppressed(earlier);
+            }
             throw e;
         } catch (RuntimeException e) {
             failed(e);
@@ -662,8 +715,99 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             failed(new Sharp4jException("rank " + rank + ": " + e, e));
             throw e;
         } finally {
+            if (flat && sock.me == 0) {
+                Flags.release(node.buf, node.progress(localIndex) + P_DONE, seq); // after the verdict record
+            }
             exitCall();
         }
+        if (earlier != null) {
+            throw earlier; // this call completed (its result is delivered): the error is an earlier call's
+        }
+    }
+
+    /** Called by an algorithm when this rank returns from call {@code s} before its verdict is known (flat only). */
+    void wentAhead(long s) {
+        wentAhead = true;
+        int j = ShmLevel.set(s);
+        if (pending[j] == 0) {
+            pendingCount++;
+        }
+        pending[j] = s;
+    }
+
+    /**
+     * Waits until every member of the socket arrived at call {@code need} (its state in that set
+     * is at least {@code need}'s ARRIVED: states only grow, so a later call there counts too).
+     */
+    private void awaitAllArrived(long need) {
+        int set = ShmLevel.set(need);
+        long target = ShmLevel.enc(need, ShmLevel.ARRIVED);
+        for (int m = 0; m < sock.members; m++) {
+            if (m != sock.me) {
+                waiter.await(sock.buf, sock.ctl(set, m) + ShmLevel.STATE, target, sock.ranks[m]);
+            }
+        }
+        knownAll = need;
+    }
+
+    /**
+     * Looks up the verdicts of the calls this rank went ahead of that are final: member 0 arrived
+     * at a later call (so it finished them, verdict recorded first), which {@code knownAll} says.
+     * Returns the first mismatch found (further ones suppressed into it), or {@code prior}.
+     */
+    private ArgumentMismatchException checkPending(ArgumentMismatchException prior) {
+        ArgumentMismatchException first = prior;
+        for (int j = 0; j < pending.length; j++) {
+            long c = pending[j];
+            if (c != 0 && c < knownAll) {
+                pending[j] = 0;
+                pendingCount--;
+                ArgumentMismatchException x = verdictOf(c);
+                if (x != null) {
+                    if (first == null) {
+                        first = x;
+                    } else {
+                        first.addSuppressed(x);
+                    }
+                }
+            }
+        }
+        return first;
+    }
+
+    private ArgumentMismatchException verdictOf(long c) {
+        if (!sock.verdictOf(c, earlierStatus)) {
+            return null;
+        }
+        return new ArgumentMismatchException("rank " + rank + ": an earlier call (collective #" + c
+                + ", from which this rank returned before the arguments were compared) failed: "
+                + earlierStatus.toException().getMessage());
+    }
+
+    /**
+     * At close: waits until member 0 finished every call this rank went ahead of, and returns the
+     * first recorded mismatch among them (or null). Slow path; failures end the wait as in a call.
+     */
+    private RuntimeException drainPending() {
+        ArgumentMismatchException first = null;
+        int line = node.progress(topo.localIndex(sock.ranks[0]));
+        for (int j = 0; j < pending.length; j++) {
+            long c = pending[j];
+            if (c != 0) {
+                waiter.await(node.buf, line + P_DONE, c, sock.ranks[0]);
+                pending[j] = 0;
+                pendingCount--;
+                ArgumentMismatchException x = verdictOf(c);
+                if (x != null) {
+                    if (first == null) {
+                        first = x;
+                    } else {
+                        first.addSuppressed(x);
+                    }
+                }
+            }
+        }
+        return first;
     }
 
     /** A failure inside a call: tell everyone (first giver wins) and keep the communicator broken. */
@@ -927,10 +1071,34 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
 
     /**
      * Releases this rank's resources (see the class comment for who may call it when). Local: no
-     * synchronisation with other ranks. Idempotent.
+     * synchronisation with other ranks, except that a rank whose last calls were flat Reduces it
+     * returned from early first waits until member 0 finished them, and then (after releasing)
+     * throws {@link ArgumentMismatchException} if one of them was a mismatch (see
+     * {@link ExchangeAlgorithm}, "Who returns when"). Idempotent.
      */
     @Override
     public void close() {
+        RuntimeException verdict = null;
+        if (pendingCount > 0 && broken == null && STATE.compareAndSet(this, IDLE, BUSY)) {
+            // Calls this rank returned from before their arguments were compared: a mismatch among
+            // them must not go unreported, so wait (bounded by the failure probes and the timeout)
+            // until member 0 finished them and look their verdicts up.
+            busyThread = Thread.currentThread();
+            try {
+                verdict = drainPending();
+            } catch (RuntimeException e) {
+                verdict = e;
+            } finally {
+                exitCall();
+            }
+        }
+        closeNow();
+        if (verdict != null) {
+            throw verdict;
+        }
+    }
+
+    private void closeNow() {
         while (true) {
             int st = (int) STATE.getVolatile(this);
             if (st == IDLE) {

@@ -40,8 +40,57 @@ import org.sharp4j.tuning.Collective;
  *       wait for it (phases 4-5). RELEASED on member 0's block is what every algorithm's members
  *       wait for, so ranks whose calls differ and took different algorithms still all end.</li>
  * </ul>
- * Reuse: a member writes set n mod SETS only after it read every member's arrival at call n-1
- * (see {@link ShmLevel}).
+ * Reuse: see "Who returns when" below and {@link ShmLevel}.
+ *
+ * <h2>Who returns when (a Reduce on one socket)</h2>
+ * On a flat level (one socket, one node, no phase 3), in a Reduce, every member other than member
+ * 0 and the root (a <i>leaf</i> here) copies its contribution into its line or slot of set s,
+ * publishes ARRIVED and returns: it reads nothing of call s, so it needs no other rank to be
+ * scheduled. Member 0 and the root wait for every arrival; the root folds in the bracket above and
+ * keeps the result; member 0 only compares the signatures (and on a mismatch publishes RELEASED,
+ * for members whose calls took the tree or the tiled algorithm). {@link TreeAlgorithm}'s flat
+ * Reduce does the same: a member other than member 0 and the root folds its children, publishes
+ * ARRIVED and returns, unless its subtree showed a mismatch (then it waits for member 0's
+ * verdict); one that goes copies its input instead of lending its shared buffer.
+ *
+ * <p><b>Reuse, derived.</b> Set s is written again at call s + SETS. The readers of what member m
+ * wrote in call s: in an exchange Allreduce or Barrier every member, in an exchange Reduce member 0
+ * and the root (leaves read nothing), in the tree m's parent and, for member 0's release, every
+ * member that waits for it, in the tiled algorithm every member; each of them reads it before it
+ * leaves s. A rank's calls are sequential and every algorithm publishes at least ARRIVED on the
+ * socket control block for every sequence number, so a reader of s is done once it arrived at
+ * s + 1. Hence the rule: <b>a member writes anything of set n only once every member arrived at
+ * n - SETS + 1</b> (member j's state in that set is at least {@code enc(n - SETS + 1, ARRIVED)};
+ * states only grow, so a later call there counts too). The release/acquire pair: a reader's reads
+ * of call n - SETS precede, in program order, its release store of ARRIVED for n - SETS + 1; the
+ * writer acquires that flag before its first store of call n. {@link Engine#run} enforces it
+ * before it dispatches: a rank that observed every member's arrival at its previous call (every
+ * algorithm does, except a leaf that went ahead) has it already; a leaf that went ahead waits
+ * there, so leaves run at most SETS - 1 calls ahead of the slowest member. Before a tiled call
+ * the engine asks for arrivals at n - 1, the older and stronger rule that algorithm was written
+ * against. Interleavings: an Allreduce or Barrier after leaf Reduces reads only data of its own
+ * call, written after the writers' guards; a root that was a leaf of the previous calls reads the
+ * leaves' data of its call only; changing roots change who reads, not the rule, which counts
+ * arrivals, not roles.
+ *
+ * <p><b>The verdict.</b> Every member that waits for the others compares every signature against
+ * member 0's (the first differing member in member order): member 0 and the root of a Reduce,
+ * every member of the other calls, so all that throw throw the same. Member 0 never goes ahead, so
+ * a mismatch is always seen, even when no rank named itself root. When member 0's call ends with a
+ * mismatch (whatever the algorithm), the engine records its sequence number and status in the
+ * level header's verdict record of that set ({@link ShmLevel#writeVerdict}) before member 0
+ * publishes anything later: its release store of {@code P_DONE} at the end of the call, then its
+ * ARRIVED of the next, which a leaf acquires before it reads the record. A leaf keeps the calls it
+ * went ahead of (at most one per set) and looks their records up once it knows member 0 arrived at
+ * a later call: at the end of any later call that observed every member (an Allreduce, a Barrier,
+ * a tree or tiled call, a Reduce as root or member 0), and at the latest in the guard of call
+ * c + SETS, which waited for arrivals at c + 1. Member 0 can overwrite the record of c only with
+ * one for c + SETS, which needs this leaf's arrival at c + SETS, after the lookup. That later call
+ * completes (its result is delivered), then throws {@code ArgumentMismatchException} naming call c
+ * ("an earlier call"); the communicator stays usable, as after any mismatch. {@code close()} waits
+ * (failure probes and the timeout apply) until member 0 finished every such call and throws the
+ * same, after releasing. A leaf whose root never comes is named at the timeout by member 0 and,
+ * once its sets run out, by the leaf itself.
  */
 final class ExchangeAlgorithm {
     private final Engine e;
@@ -74,6 +123,16 @@ final class ExchangeAlgorithm {
         final int set = ShmLevel.set(s);
         final int bytes = t == null ? 0 : count * t.size;
         st.reset();
+        if (kind == Collective.REDUCE && e.flat && e.rank != root && sock.me != 0) {
+            // A Reduce's leaf: publish and go (class comment, "Who returns when"). The engine made
+            // sure this set is free; member 0 and the root compare the signatures.
+            if (bytes > 0) {
+                e.src.copyIn(sock, sock.dataOff(set, sock.me, bytes), t, 0, count);
+            }
+            sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
+            e.wentAhead(s);
+            return;
+        }
         // Phase 1: publish, then read everyone (this rank's own input is read back from its line or shared buffer).
         if (bytes > 0) {
             // Always a copy, also from the shared buffer: nothing tells a member when the others have
@@ -81,9 +140,10 @@ final class ExchangeAlgorithm {
             e.src.copyIn(sock, sock.dataOff(set, sock.me, bytes), t, 0, count);
         }
         sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
-        fold(sock, set, s, desc, count, t, op, bytes, radix);
-        final boolean severalLevels = e.socketCount > 1 || e.inter != null || e.topo.nodeCount() > 1;
-        if (!severalLevels) {
+        // A flat Reduce's member 0 that is not the root only compares the signatures (no data to fold).
+        final boolean foldData = !(kind == Collective.REDUCE && e.flat && e.rank != root);
+        fold(sock, set, s, desc, count, t, op, foldData ? bytes : 0, radix);
+        if (e.flat) {
             if (!st.ok()) {
                 if (sock.me == 0) {
                     sock.publish(set, ShmLevel.RELEASED, s, desc, st); // members that took the tree wait for a release

@@ -19,7 +19,8 @@ import org.sharp4j.shm.Waiter;
  *
  * <h2>Layout</h2>
  * <pre>
- *   [0, 4096)          header: magic, members, slot bytes, shared bytes, progress lines; abort word
+ *   [0, 4096)          header: magic, members, slot bytes, shared bytes, progress lines; abort word;
+ *                      from +128 one verdict record per set (member 0's mismatches, see writeVerdict)
  *   ctl[set][m]        128 B control block per member and set (set = seq mod SETS):
  *                        line 0: +0 state  +8 desc  +16 status  +24..64 inline data (40 B)
  *                        line 1: +64 mismatch desc A  +72 mismatch desc B (error path only)
@@ -45,11 +46,13 @@ import org.sharp4j.shm.Waiter;
  * Sets rotate with the sequence number ({@link #SETS} of them). A member arrives at call n+1 only
  * after finishing its part of call n (its reads of others' data, its writes of results others
  * read). Before a member writes anything of set n mod SETS (its input, its tile of the result, a
- * release) it has observed, directly or through a release that implies it, every member's
- * arrival at call n-1 (at the latest: in call n-1 itself), so every reader of call n - SETS
- * (&lt;= n-2) is done. That is why no algorithm needs an acknowledgment round, including the tiled
- * Reduce whose non-root ranks return before the root has read their tiles: the next call's
- * arrivals are the acknowledgment. Two sets would do; four give a fast rank slack.
+ * release) every member has arrived at call n - SETS + 1, as it observed directly or through a
+ * release that implies it, so every reader of call n - SETS is done. That is why no algorithm
+ * needs an acknowledgment round: later arrivals are the acknowledgment. Most calls observe every
+ * member's arrival at their own last sequence number, which gives the rule for the next SETS - 1
+ * calls; a flat Reduce's members that return without observing anyone (see {@link
+ * ExchangeAlgorithm}, "Who returns when") get it from the engine's guard before their next
+ * writes, and so run at most SETS - 1 calls ahead.
  */
 public final class ShmLevel {
     static final int MAGIC = 0x53344A4C; // "S4JL"
@@ -61,6 +64,13 @@ public final class ShmLevel {
     static final int H_PROGRESS = 16;
     /** Abort word: {@code (blamed+1) << 32 | (giver+1)} from the first rank that gave up (slow path only). */
     static final int H_ABORT = 64;
+    /**
+     * Verdict records, one per set, written by member 0 only, and only when a call ended with an
+     * argument mismatch: {@code +0} the call's first sequence number, {@code +8} status code,
+     * {@code +16, +24} the two descriptors. Read by members that returned from a Reduce before
+     * its signatures were compared (see {@link ExchangeAlgorithm}: "Who returns when").
+     */
+    static final int H_VERDICTS = 128;
 
     public static final int CTL = 128;
     /** Sets of control blocks and slots in rotation (a power of two). */
@@ -273,6 +283,35 @@ public final class ShmLevel {
             return;
         }
         await(set, m, TILED, seq, w, st);
+    }
+
+    /**
+     * Member 0 records that call {@code seq} (its first sequence number) ended with the mismatch in
+     * {@code st}. Plain stores: what publishes them is member 0's next release (its
+     * {@code P_DONE} or its next arrival), which every reader acquires first.
+     */
+    void writeVerdict(long seq, CallStatus st) {
+        int at = H_VERDICTS + set(seq) * 32;
+        Flags.put(buf, at + 8, st.code);
+        Flags.put(buf, at + 16, st.descA);
+        Flags.put(buf, at + 24, st.descB);
+        Flags.put(buf, at, seq);
+    }
+
+    /**
+     * Whether member 0 recorded a mismatch for call {@code seq}; if so, {@code out} gets it. Only
+     * meaningful once member 0 is known to have finished that call and before this rank arrives
+     * at {@code seq + SETS} (member 0 may record the next call of this set after that).
+     */
+    boolean verdictOf(long seq, CallStatus out) {
+        int at = H_VERDICTS + set(seq) * 32;
+        if (Flags.plain(buf, at) != seq) {
+            return false;
+        }
+        out.code = Flags.plain(buf, at + 8);
+        out.descA = Flags.plain(buf, at + 16);
+        out.descB = Flags.plain(buf, at + 24);
+        return out.code != 0;
     }
 
     long abortWord() {

@@ -29,7 +29,10 @@ import org.sharp4j.tuning.Collective;
  *       which reads the node leader's accumulator.</li>
  * </ol>
  * Every rank ends with the root's verdict (which merged every member's), so a mismatch throws
- * the same {@code ArgumentMismatchException} everywhere.
+ * the same {@code ArgumentMismatchException} everywhere; except in a Reduce on one socket and one
+ * node, whose members other than member 0 and the root return once they published (unless their
+ * subtree showed a mismatch) and learn a mismatch from a later call or close, as described in
+ * {@link ExchangeAlgorithm} ("Who returns when").
  */
 final class TreeAlgorithm {
     private final Engine e;
@@ -50,11 +53,15 @@ final class TreeAlgorithm {
         final ShmLevel top = e.socketCount > 1 && e.socketLeader ? node : sock;
         final int acc = top.dataOff(set, top.me, bytes);
         final int[] sockKids = sock.childrenFor(radix);
+        // A flat Reduce's members other than member 0 and the root publish and go (see
+        // ExchangeAlgorithm, "Who returns when"), unless their subtree showed a mismatch.
+        final boolean mayGo = kind == Collective.REDUCE && e.flat && e.rank != root && sock.me != 0;
         if (bytes > 0) {
-            // A leaf with a parent lets the parent read its shared buffer in place. (A lone rank
-            // is its own root: its accumulator must be filled for phase 3 and the release.)
+            // A leaf with a parent lets the parent read its shared buffer in place, if it waits for
+            // the release (which says the parent read it); one that goes copies. (A lone rank is
+            // its own root: its accumulator must be filled for phase 3 and the release.)
             boolean leafWithParent = sockKids.length == 0 && top == sock && sock.me != 0;
-            if (leafWithParent && bytes > ShmLevel.INLINE_BYTES && e.src.isShared()) {
+            if (leafWithParent && !mayGo && bytes > ShmLevel.INLINE_BYTES && e.src.isShared()) {
                 desc |= Desc.SHARED; // zero copy: the parent reads this rank's shared buffer in place
             } else {
                 e.src.copyIn(top, acc, t, 0, count);
@@ -69,6 +76,10 @@ final class TreeAlgorithm {
         int resOff;
         if (top.me != 0) {
             top.publish(set, ShmLevel.ARRIVED, s, desc, st);
+            if (mayGo && st.ok()) {
+                e.wentAhead(s);
+                return;
+            }
             st.reset(); // the root's verdict (which includes ours) is what every rank reports
             top.await(set, 0, ShmLevel.RELEASED, s, e.waiter, st);                                // wait for phase 4/5
             resOff = top.dataOff(set, 0, bytes);

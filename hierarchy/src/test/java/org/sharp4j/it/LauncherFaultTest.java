@@ -24,6 +24,8 @@ class LauncherFaultTest {
     @ParameterizedTest(name = "{0} ranks, {1} node(s) x {2} sockets: {3} of rank {4} ({5})")
     @CsvSource({
         "4,1,2,KILL,0,node leader", "4,1,2,KILL,3,member", "4,1,2,STOP,0,node leader", "4,1,2,STOP,3,member",
+        // one socket: a Reduce's members other than the root and rank 0 return early (ExchangeAlgorithm, "Who returns when")
+        "4,1,1,KILL,2,member of one socket", "4,1,1,STOP,0,leader of one socket",
         "8,2,2,KILL,4,leader of node 1", "8,2,2,KILL,7,member", "8,2,2,STOP,4,leader of node 1", "8,2,2,STOP,6,socket leader"})
     void everySurvivorNamesTheVictimAndNothingIsLeft(int np, int nodes, int sockets, String signal, int victim, String role)
             throws Exception {
