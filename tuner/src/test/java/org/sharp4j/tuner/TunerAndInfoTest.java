@@ -291,7 +291,7 @@ class TunerAndInfoTest {
         assertEquals(List.of("sharp", "sharp:pipeline=1", "sharp:pipeline=2", "sharp:pipeline=8"), sharp, "4 is the plain sharp");
         Tuner.Candidate two = cs.stream().filter(c -> c.name().equals("sharp:pipeline=2")).findFirst().orElseThrow();
         assertEquals("allreduce,reduce:0-inf:sharp:pipeline=2", two.forcing(0));
-        assertEquals(List.of(16384L, 65536L, 262144L, 1048576L),
+        assertEquals(List.of(16384L, 65536L, 262144L, 1048576L, 4194304L, 16777216L),
                 java.util.Arrays.stream(Tuner.sizes(o, two, Collective.ALLREDUCE)).boxed().toList(), "from pipelineMin (8 KiB) up");
         assertTrue(Tuner.candidates(o, 4, 1, "UCX k-nomial", new ArrayList<>()).stream().noneMatch(c -> c.name().startsWith("sharp")));
         System.setProperty("sharp4j.sharp.pipeline", "2");
