@@ -72,6 +72,30 @@ class ReduceGoesAheadTest {
     }
 
     /**
+     * Long direct Reduces (several 4 KiB chunks: a non-root returns knowing only every member's
+     * arrival two chunks back) followed by exchange Reduces whose non-roots go ahead: the engine's
+     * reuse bookkeeping must not take the direct call's last chunk as seen by every member, or a
+     * non-root writes a set the root still folds. Every Reduce checked bit for bit at its root.
+     */
+    @ParameterizedTest(name = "{0} ranks")
+    @ValueSource(ints = {2, 3, 4})
+    void directReducesThenExchangeReducesThatGoAhead(int ranks) {
+        Config cfg = CollectiveCorrectnessTest.SMALL.withTuneOverride("allreduce,reduce,barrier:0-257:exchange#reduce:257-inf:direct")
+                .withSimulatedTopology(1, 1);
+        ThreadRanks.run(ranks, cfg, comm -> {
+            long seed = 991;
+            int[] counts = {2600, 5, 3100, 1, 20, 700};
+            for (int call = 0; call < 240; call++) {
+                DataType t = DataType.values()[call % 4];
+                int count = counts[call % counts.length];
+                int root = (call / 2 + call % 3) % ranks;
+                CollectiveCorrectnessTest.check(comm, Collective.REDUCE, t, Op.SUM, count, root, seed++, Api.values()[call % 4]);
+            }
+            assertTrue(comm.engine().calls(IntraNodeAlgorithm.DIRECT) > 0 && comm.engine().calls(IntraNodeAlgorithm.EXCHANGE) > 0);
+        });
+    }
+
+    /**
      * The root comes only after the other members (but member 0) finished SETS - 1 Reduces: they
      * must not wait for it (this would hang: the root waits for them to count down first). Then
      * the root's results are bit-exact: what the members ran ahead with was not overwritten.

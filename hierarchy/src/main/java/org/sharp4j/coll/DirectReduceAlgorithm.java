@@ -109,10 +109,14 @@ final class DirectReduceAlgorithm {
             xOff = new int[q];
         }
         long s = 0;
+        long firstSeq = -1;
         int chunk = 0;
         for (int first = 0; first < count || chunk == 0; first += chunkElems, chunk++) {
             final int n = Math.min(chunkElems, count - first);
             s = e.nextSeq();
+            if (chunk == 0) {
+                firstSeq = s;
+            }
             final int set = ShmLevel.set(s);
             st.reset();
             if (!isRoot || chunk == 0) {
@@ -206,6 +210,11 @@ final class DirectReduceAlgorithm {
         if (shared && !isRoot) {
             // The root reads this rank's shared buffer in place: the caller may not touch it before.
             w.await(sock.buf, sock.ctl(ShmLevel.set(s), r) + ShmLevel.STATE, ShmLevel.enc(s, ShmLevel.TILED), sock.ranks[r]);
+        }
+        if (!isRoot) {
+            // A non-root saw every member's ARRIVED of the first chunk (the verdict) and, through its gate,
+            // of the last chunk minus 2, not more: the engine's reuse bookkeeping must not assume the last.
+            e.arrivedKnownAt(Math.max(s - 2, firstSeq));
         }
     }
 

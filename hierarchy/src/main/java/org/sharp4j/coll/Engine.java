@@ -127,6 +127,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     private long knownAll;
     /** The current call returned without observing every member's arrival (set by the algorithm). */
     private boolean wentAhead;
+    /** What the current call's algorithm knows of every member's arrival when it is less than its last seq (-1: all of it). */
+    private long arrivedKnownAt = -1;
     /** Calls this rank returned from before their verdict was known, by set (0: none); flat only. */
     private final long[] pending = new long[ShmLevel.SETS];
     private int pendingCount;
@@ -672,6 +674,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             }
             callsBy[a.ordinal()]++;
             wentAhead = false;
+            arrivedKnownAt = -1;
             switch (a) {
                 case EXCHANGE:
                     exchange.run(kind, type, op, root, count, desc, table.treeRadixAt(kind, i));
@@ -691,7 +694,9 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             }
             if (flat) {
                 if (!wentAhead) {
-                    knownAll = seq; // every algorithm but a member that went ahead observed every arrival at its last seq
+                    // every algorithm but a member that went ahead observed every arrival at its last seq,
+                    // except the direct Reduce's non-roots, which know less and say so (arrivedKnownAt)
+                    knownAll = arrivedKnownAt < 0 ? seq : Math.max(knownAll, arrivedKnownAt);
                 }
                 if (pendingCount > 0) {
                     earlier = checkPending(earlier);
@@ -723,6 +728,16 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         if (earlier != null) {
             throw earlier; // this call completed (its result is delivered): the error is an earlier call's
         }
+    }
+
+    /**
+     * Called by an algorithm whose rank returns knowing its verdict but not every member's arrival
+     * at the call's last sequence number: only that every member arrived at {@code s} (the direct
+     * Reduce's non-roots: the first chunk's verdict and their gate two chunks back). Overstating it
+     * would let a later call write a set that a slow root still reads.
+     */
+    void arrivedKnownAt(long s) {
+        arrivedKnownAt = s;
     }
 
     /** Called by an algorithm when this rank returns from call {@code s} before its verdict is known (flat only). */
