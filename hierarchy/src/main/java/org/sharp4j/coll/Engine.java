@@ -775,18 +775,24 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         for (int j = 0; j < pending.length; j++) {
             long c = pending[j];
             if (c != 0 && c < knownAll) {
-                pending[j] = 0;
-                pendingCount--;
-                ArgumentMismatchException x = verdictOf(c);
-                if (x != null) {
-                    if (first == null) {
-                        first = x;
-                    } else {
-                        first.addSuppressed(x);
-                    }
-                }
+                first = settle(j, c, first);
             }
         }
+        return first;
+    }
+
+    /** Takes pending call {@code c} (slot {@code j}) off the list and adds its verdict, if a mismatch, to {@code first}. */
+    private ArgumentMismatchException settle(int j, long c, ArgumentMismatchException first) {
+        pending[j] = 0;
+        pendingCount--;
+        ArgumentMismatchException x = verdictOf(c);
+        if (x == null) {
+            return first;
+        }
+        if (first == null) {
+            return x;
+        }
+        first.addSuppressed(x);
         return first;
     }
 
@@ -810,16 +816,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             long c = pending[j];
             if (c != 0) {
                 waiter.await(node.buf, line + P_DONE, c, sock.ranks[0]);
-                pending[j] = 0;
-                pendingCount--;
-                ArgumentMismatchException x = verdictOf(c);
-                if (x != null) {
-                    if (first == null) {
-                        first = x;
-                    } else {
-                        first.addSuppressed(x);
-                    }
-                }
+                first = settle(j, c, first);
             }
         }
         return first;
