@@ -143,7 +143,7 @@ final class DirectReduceAlgorithm {
                 }
             }
             if (chunk == 0) {
-                verdict(sock, s, w, st);
+                sock.awaitArrivedAndCompare(set, s, w, st); // the verdict, the same on every rank
                 if (!st.ok()) {
                     if (me == 0) {
                         sock.publish(set, ShmLevel.RELEASED, s, desc, st); // members on the tree or exchange wait for a release
@@ -229,25 +229,6 @@ final class DirectReduceAlgorithm {
         for (int m = 0; m < sock.members; m++) {
             if (m != sock.me) {
                 w.await(sock.buf, sock.ctl(set, m) + ShmLevel.STATE, target, sock.ranks[m]);
-            }
-        }
-    }
-
-    /** Every member's ARRIVED of {@code s}; the first descriptor that differs from member 0's is the verdict. */
-    private static void verdict(ShmLevel sock, long s, Waiter w, CallStatus st) {
-        final int set = ShmLevel.set(s);
-        final long arrived = ShmLevel.enc(s, ShmLevel.ARRIVED);
-        long d0 = 0;
-        for (int m = 0; m < sock.members; m++) {
-            if (m != sock.me) {
-                w.await(sock.buf, sock.ctl(set, m) + ShmLevel.STATE, arrived, sock.ranks[m]);
-            }
-            long d = sock.descOf(set, m);
-            if (m == 0) {
-                d0 = d;
-            } else if (Desc.differs(d, d0)) {
-                st.mismatch(sock.ranks[0], d0, sock.ranks[m], d);
-                return;
             }
         }
     }

@@ -329,6 +329,25 @@ public final class ShmLevel {
     }
 
     /** Descriptor member {@code m} published (read after its flag was acquired). */
+    /**
+     * Waits for every member's ARRIVED of {@code seq} (acquire) and records in {@code st} the
+     * verdict: the first member, in member order, whose descriptor differs from member 0's. The
+     * same on every member, so no release is needed to agree on it (tiled and direct algorithms).
+     */
+    void awaitArrivedAndCompare(int set, long seq, Waiter w, CallStatus st) {
+        final long arrived = enc(seq, ARRIVED);
+        long d0 = 0;
+        for (int m = 0; m < members; m++) {
+            w.await(buf, ctl(set, m) + STATE, arrived, ranks[m]);
+            long d = descOf(set, m);
+            if (m == 0) {
+                d0 = d;
+            } else if (Desc.differs(d, d0)) {
+                st.mismatch(ranks[0], d0, ranks[m], d); // the first one recorded stays
+            }
+        }
+    }
+
     long descOf(int set, int m) {
         return Flags.plain(buf, ctl(set, m) + DESC);
     }

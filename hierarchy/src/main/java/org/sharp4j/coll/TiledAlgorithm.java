@@ -131,17 +131,7 @@ final class TiledAlgorithm {
             }
             sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
             // Every member's arrival and signature, before anything of this set is written.
-            final long arrived = ShmLevel.enc(s, ShmLevel.ARRIVED);
-            long d0 = 0;
-            for (int m = 0; m < q; m++) {
-                w.await(sock.buf, sock.ctl(set, m) + ShmLevel.STATE, arrived, sock.ranks[m]);
-                long d = sock.descOf(set, m);
-                if (m == 0) {
-                    d0 = d;
-                } else if (Desc.differs(d, d0)) {
-                    st.mismatch(sock.ranks[0], d0, sock.ranks[m], d);
-                }
-            }
+            sock.awaitArrivedAndCompare(set, s, w, st);
             // My tile over all members, in member order.
             final int res = sock.result(set);
             if (hi > lo && st.ok()) {
