@@ -21,8 +21,9 @@ import org.sharp4j.osu.Backend.StatOp;
  * dropped; each rank averages its own iterations; the average over ranks, the smallest and the
  * largest per-rank average are reduced to rank 0 through the measured library itself. With
  * {@code -z} the per-iteration latencies are summed over ranks and the percentiles taken from
- * those rank averages (OMB's omb_get_stats). With {@code --compare mpi} each message size is
- * measured on sharp4j, then on MPI, in the same processes. One Java-only addition, from OMB-J:
+ * those rank averages (OMB's omb_get_stats). With {@code --compare} each message size is
+ * measured on sharp4j and on the compared side (Open MPI, or sharp4j with other tuning: {@link Comparison})
+ * in the same processes, in alternating blocks ({@link #measure}). One Java-only addition, from OMB-J:
  * before each table {@code --jit-warmup N} (default 30000, spread over the table's sizes, see jitWarmupAll) untimed calls
  * of the smallest message let the JIT compile the loop, so the first rows do not time the interpreter.
  *
@@ -164,6 +165,9 @@ public final class Osu {
      */
     static Backends openDefault(OsuOptions o, String[] args) throws Exception {
         boolean underMpirun = System.getenv("OMPI_COMM_WORLD_SIZE") != null && System.getenv(RendezvousBootstrap.ENV_RENDEZVOUS) == null;
+        if (o.comparison() != null && !o.comparison().mpi()) {
+            return openPair(o.comparison(), underMpirun && mpiOnClassPath() ? loadMpi("--compare under mpirun") : null, args);
+        }
         if (!o.needsMpi()) {
             if (underMpirun && mpiOnClassPath()) {
                 MpiProvider p = loadMpi("--backend sharp4j under mpirun");
@@ -198,6 +202,45 @@ public final class Osu {
             throw e;
         }
         return new Backends(List.of(s, mpi), List.of(s, mpi));
+    }
+
+    /**
+     * {@code --compare builtin|table=FILE|tune=RULES}: two sharp4j communicators over one bootstrap, the run's
+     * settings and the compared ones ({@link Comparison#apply}), created in that order on every rank. The
+     * bootstrap is the one {@link Sharp4j#init()} would take, or MPI's under mpirun when {@code mpi} is given
+     * (as for a plain sharp4j run there); it is closed after both communicators.
+     */
+    static Backends openPair(Comparison cmp, MpiProvider mpi, String[] args) throws Exception {
+        Backend mpiBackend = mpi == null ? null : mpi.open(args);
+        AutoCloseable boot;
+        org.sharp4j.bootstrap.Bootstrap b;
+        if (mpi != null) {
+            b = mpi.bootstrap();
+            boot = mpiBackend;
+        } else {
+            b = Sharp4j.bootstrap();
+            boot = b;
+        }
+        List<AutoCloseable> opened = new java.util.ArrayList<>();
+        try {
+            Config base = Config.fromSystemProperties();
+            Sharp4jBackend mine = new Sharp4jBackend(Sharp4j.create(b, base), true);
+            opened.add(mine);
+            Sharp4jBackend theirs = new Sharp4jBackend(Sharp4j.create(b, cmp.apply(base)), true);
+            opened.add(theirs);
+            opened.add(boot);
+            return new Backends(List.of(mine, theirs), opened);
+        } catch (RuntimeException e) {
+            opened.add(boot);
+            for (AutoCloseable c : opened) {
+                try {
+                    c.close();
+                } catch (Exception ignored) {
+                    // the first failure is the one to report
+                }
+            }
+            throw e;
+        }
     }
 
     static boolean mpiOnClassPath() {
@@ -259,7 +302,8 @@ public final class Osu {
         }
         boolean compare = backends.size() > 1;
         int nodes = lead.nodes(); // collective on MPI: every rank calls it
-        Table table = new Table(kind, o.full(), o.validation(), o.percentiles(), compare,
+        Table table = new Table(kind, o.full(), o.validation(), o.percentiles(),
+                compare ? (o.comparison() != null ? o.comparison() : Comparison.MPI) : null,
                 new Table.RunInfo(o.mpiBackend() ? Table.OPEN_MPI_JAVA : Table.SHARP4J, size, nodes));
         PrintWriter csv = null;
         if (print && o.csv() != null) {
@@ -290,16 +334,14 @@ public final class Osu {
                         jitSettle(b);
                     }
                 }
-                Stats[] st = new Stats[backends.size()];
-                for (int j = 0; j < st.length; j++) {
-                    st[j] = measure(o, backends.get(j), null, 0, iters, skip);
-                }
+                Measured m = measure(o, backends, null, 0, iters, skip);
+                Stats[] st = m.stats();
                 if (print) {
-                    out.println(table.row(0, st[0], compare ? st[1] : null));
+                    out.println(table.row(0, st[0], compare ? st[1] : null, m.ratio()));
                     out.flush();
                 }
                 if (csv != null) {
-                    csv.println(table.csvRow("", 0, st[0], compare ? st[1] : null));
+                    csv.println(table.csvRow("", 0, st[0], compare ? st[1] : null, m.ratio()));
                 }
                 return 0;
             }
@@ -329,16 +371,14 @@ public final class Osu {
                     long bytes = (long) count * type.bytes;
                     int iters = o.iterationsFor(bytes);
                     int skip = o.warmupFor(bytes);
-                    Stats[] st = new Stats[backends.size()];
-                    for (int j = 0; j < st.length; j++) {
-                        st[j] = measure(o, backends.get(j), bufs[j], count, iters, skip);
-                    }
+                    Measured m = measure(o, backends, bufs, count, iters, skip);
+                    Stats[] st = m.stats();
                     if (print) {
-                        out.println(table.row(bytes, st[0], compare ? st[1] : null));
+                        out.println(table.row(bytes, st[0], compare ? st[1] : null, m.ratio()));
                         out.flush();
                     }
                     if (csv != null) {
-                        csv.println(table.csvRow(type.mpiName, bytes, st[0], compare ? st[1] : null));
+                        csv.println(table.csvRow(type.mpiName, bytes, st[0], compare ? st[1] : null, m.ratio()));
                         csv.flush();
                     }
                     if (o.validation() && Arrays.stream(st).anyMatch(s -> !s.passed())) {
@@ -410,25 +450,121 @@ public final class Osu {
         }
     }
 
-    /** OMB's timing loop for one message size on one backend, and its statistics (valid on rank 0). */
-    static Stats measure(OsuOptions o, Backend b, Buffers buf, int count, int iters, int skip) {
+    /** The statistics of one message size on each backend (valid on rank 0), and the ratio of the first to the second. */
+    record Measured(Stats[] stats, double ratio) {
+    }
+
+    /** One backend's timing of one message size on this rank, accumulated over its blocks. */
+    private static final class Timing {
+        final double[] lat;
+        final double[] blockUs;
+        long totalNanos;
+        int timed;
+        int calls;
+        int errors;
+
+        Timing(int iters, int blocks, boolean perIteration) {
+            lat = perIteration ? new double[iters] : null;
+            blockUs = new double[blocks];
+        }
+    }
+
+    /**
+     * OMB's timing loop for one message size on each of {@code backends}, in {@code blocks} alternating
+     * blocks (one backend's calls, then the other's; the order reverses from one block to the next: A B, B A,
+     * A B ...), and the statistics of each (valid on rank 0). Each backend's iterations are split over the
+     * blocks; its first block runs OMB's {@code skip} untimed calls first, every later one {@code skip / blocks}
+     * (at least 1 unless skip is 0), since the other backend's calls ran in between. A backend's statistics are
+     * OMB's over all its timed calls. The ratio (two backends) is the median over blocks of the ratio of the
+     * blocks' averages over ranks: with one block exactly OMB's averages' ratio, with several it follows the
+     * machine's phases, which move both sides of a block pair alike.
+     */
+    static Measured measure(OsuOptions o, List<Backend> backends, Buffers[] bufs, int count, int iters, int skip) {
+        int n = backends.size();
+        int blocks = Math.max(1, Math.min(o.blocks(), iters));
+        boolean perIteration = o.percentiles().length > 0;
+        Timing[] t = new Timing[n];
+        for (int j = 0; j < n; j++) {
+            t[j] = new Timing(iters, blocks, perIteration);
+        }
+        for (int k = 0; k < blocks; k++) {
+            int blockIters = iters / blocks + (k < iters % blocks ? 1 : 0);
+            int blockSkip = k == 0 ? skip : skip == 0 ? 0 : Math.max(1, skip / blocks);
+            for (int q = 0; q < n; q++) {
+                int j = k % 2 == 0 ? q : n - 1 - q;
+                runBlock(o, backends.get(j), bufs == null ? null : bufs[j], count, blockIters, blockSkip, t[j], k);
+            }
+        }
+        Stats[] st = new Stats[n];
+        double[][] blockAvg = new double[n][];
+        for (int j = 0; j < n; j++) {
+            Backend b = backends.get(j);
+            int size = b.size();
+            double latency = t[j].totalNanos / 1e3 / iters;
+            double[] in = {latency};
+            double[] min = new double[1];
+            double[] max = new double[1];
+            double[] sum = new double[1];
+            b.reduceToZero(in, min, StatOp.MIN);
+            b.reduceToZero(in, max, StatOp.MAX);
+            b.reduceToZero(in, sum, StatOp.SUM);
+            double[] tails = new double[o.percentiles().length];
+            if (perIteration) {
+                double[] total = new double[iters];
+                b.reduceToZero(t[j].lat, total, StatOp.SUM);
+                if (b.rank() == 0) {
+                    tails = tailLatencies(total, o.percentiles(), size);
+                }
+            }
+            int errors = t[j].errors;
+            if (o.validation()) {
+                errors = b.allreduceSum(errors);
+            }
+            st[j] = new Stats(sum[0] / size, min[0], max[0], iters, errors, tails);
+            if (n > 1) {
+                blockAvg[j] = new double[blocks];
+                if (blocks == 1) {
+                    blockAvg[j][0] = st[j].avg(); // the same figure: one block is OMB's loop
+                } else {
+                    b.reduceToZero(t[j].blockUs, blockAvg[j], StatOp.SUM);
+                }
+            }
+        }
+        double ratio = Double.NaN;
+        if (n > 1) {
+            double[] r = new double[blocks];
+            for (int k = 0; k < blocks; k++) {
+                r[k] = blockAvg[1][k] > 0 ? blockAvg[0][k] / blockAvg[1][k] : Double.NaN;
+            }
+            ratio = median(r);
+        }
+        return new Measured(st, ratio);
+    }
+
+    /** The median of {@code xs} (the mean of the two middle values for an even count). */
+    static double median(double[] xs) {
+        double[] s = xs.clone();
+        Arrays.sort(s);
+        int m = s.length;
+        return m % 2 == 1 ? s[m / 2] : (s[m / 2 - 1] + s[m / 2]) / 2;
+    }
+
+    /** One block of OMB's loop on one backend: {@code skip} untimed calls, then {@code iters} timed ones, into {@code t}. */
+    private static void runBlock(OsuOptions o, Backend b, Buffers buf, int count, int iters, int skip, Timing t, int block) {
         Kind kind = o.kind();
         int rank = b.rank();
         int size = b.size();
         boolean validate = o.validation();
         boolean inPlace = o.inPlace();
-        int[] pct = o.percentiles();
-        double[] lat = pct.length > 0 ? new double[iters] : null;
-        long totalNanos = 0;
-        int errors = 0;
+        long blockNanos = 0;
         b.barrier();
-        for (int i = 0; i < iters + skip; i++) {
+        for (int i = 0; i < iters + skip; i++, t.calls++) {
             long t0;
             long t1;
             switch (kind) {
                 case ALLREDUCE:
                     if (validate) {
-                        buf.fillValidation(i, count, inPlace);
+                        buf.fillValidation(t.calls, count, inPlace);
                         b.barrier();
                     }
                     t0 = System.nanoTime();
@@ -436,20 +572,20 @@ public final class Osu {
                     t1 = System.nanoTime();
                     b.barrier();
                     if (validate) {
-                        errors += buf.checkReduction(i, count, size);
+                        t.errors += buf.checkReduction(t.calls, count, size);
                     }
                     break;
                 case REDUCE: {
-                    int root = o.rootFor(i, size);
+                    int root = o.rootFor(t.calls, size);
                     if (validate) {
-                        buf.fillValidation(i, count, inPlace);
+                        buf.fillValidation(t.calls, count, inPlace);
                     }
                     b.barrier();
                     t0 = System.nanoTime();
                     b.reduce(buf, count, root, inPlace);
                     t1 = System.nanoTime();
                     if (validate && rank == root) {
-                        errors += buf.checkReduction(i, count, size);
+                        t.errors += buf.checkReduction(t.calls, count, size);
                     }
                     break;
                 }
@@ -460,35 +596,18 @@ public final class Osu {
                     break;
             }
             if (i >= skip) {
-                totalNanos += t1 - t0;
-                if (lat != null) {
-                    lat[i - skip] = (t1 - t0) / 1e3;
+                blockNanos += t1 - t0;
+                if (t.lat != null) {
+                    t.lat[t.timed] = (t1 - t0) / 1e3;
                 }
+                t.timed++;
             }
         }
         if (kind == Kind.BARRIER) {
             b.barrier();
         }
-        double latency = totalNanos / 1e3 / iters;
-        double[] in = {latency};
-        double[] min = new double[1];
-        double[] max = new double[1];
-        double[] sum = new double[1];
-        b.reduceToZero(in, min, StatOp.MIN);
-        b.reduceToZero(in, max, StatOp.MAX);
-        b.reduceToZero(in, sum, StatOp.SUM);
-        double[] tails = new double[pct.length];
-        if (lat != null) {
-            double[] total = new double[iters];
-            b.reduceToZero(lat, total, StatOp.SUM);
-            if (rank == 0) {
-                tails = tailLatencies(total, pct, size);
-            }
-        }
-        if (validate) {
-            errors = b.allreduceSum(errors);
-        }
-        return new Stats(sum[0] / size, min[0], max[0], iters, errors, tails);
+        t.totalNanos += blockNanos;
+        t.blockUs[block] = iters == 0 ? 0 : blockNanos / 1e3 / iters;
     }
 
     /**

@@ -118,9 +118,16 @@ public final class OsuOptions {
             + "the same loop on Open MPI's Java bindings under mpirun)")
     String backend;
 
-    @Option(names = "--compare", paramLabel = "mpi", description = "measure sharp4j and Open MPI Java in the same processes, "
-            + "one after the other for each size, and add the ratio sharp4j/MPI (run under mpirun)")
+    @Option(names = "--compare", paramLabel = "mpi|builtin|table=FILE|tune=RULES", description = "measure a second library or "
+            + "configuration in the same processes, alternating with sharp4j for each size (--blocks), and add the ratio "
+            + "sharp4j/other: mpi is Open MPI Java (run under mpirun); builtin, table=FILE, tune=RULES are sharp4j on a second "
+            + "communicator with only the built-in rules, with FILE as its table file, or with RULES as its override string")
     String compare;
+
+    @Option(names = "--blocks", paramLabel = "N", description = "with --compare: each size's iterations in N blocks, alternating "
+            + "between the two (A B, then B A, ...); the ratio is the median over blocks of the blocks' ratios (default 1 with mpi: "
+            + "the ratio of the averages; 10 otherwise)")
+    Integer blocks;
 
     @Option(names = "--csv", paramLabel = "FILE", description = "also write the rows to FILE (rank 0): collective, ranks, nodes, backend, datatype, size and every "
             + "statistic (all of -f; the -z percentiles), one row per message size")
@@ -140,7 +147,7 @@ public final class OsuOptions {
     private boolean rotate;
     private boolean arrays;
     private boolean mpiBackend;
-    private boolean compareMpi;
+    private Comparison comparison;
     private final List<String> ignored = new ArrayList<>();
 
     /** Outcome of parsing: options to run with, or an exit code when help, version or an error was printed. */
@@ -316,13 +323,22 @@ public final class OsuOptions {
             }
         }
         if (compare != null) {
-            if (!compare.trim().equalsIgnoreCase("mpi")) {
-                throw bad(cl, "Only --compare mpi is supported", "--compare", compare);
+            try {
+                comparison = Comparison.parse(compare);
+            } catch (IllegalArgumentException e) {
+                throw bad(cl, e.getMessage(), "--compare", compare);
             }
             if (mpiBackend) {
-                throw bad(cl, "--compare mpi measures both libraries; drop --backend mpi", "--compare", compare);
+                throw bad(cl, "--compare measures sharp4j against another; drop --backend mpi", "--compare", compare);
             }
-            compareMpi = true;
+        }
+        if (blocks != null) {
+            if (comparison == null) {
+                throw bad(cl, "--blocks alternates the two sides of --compare: give --compare too", "--blocks", blocks.toString());
+            }
+            if (blocks < 1) {
+                throw bad(cl, "Invalid number of blocks (1 or more)", "--blocks", blocks.toString());
+            }
         }
     }
 
@@ -454,12 +470,22 @@ public final class OsuOptions {
 
     /** Both sharp4j and Open MPI are measured. */
     public boolean compareMpi() {
-        return compareMpi;
+        return comparison != null && comparison.mpi();
+    }
+
+    /** What --compare measures next to sharp4j, or null. */
+    public Comparison comparison() {
+        return comparison;
+    }
+
+    /** Blocks per message size with --compare (each side's iterations split into them, alternating); 1 without. */
+    public int blocks() {
+        return blocks != null ? blocks : comparison != null ? comparison.defaultBlocks() : 1;
     }
 
     /** Whether the run needs Open MPI (--backend mpi or --compare mpi). */
     public boolean needsMpi() {
-        return mpiBackend || compareMpi;
+        return mpiBackend || compareMpi();
     }
 
     /** Untimed calls before each table (OMB-J's INITIAL_WARMUP), to get past the JIT. */
@@ -518,6 +544,6 @@ public final class OsuOptions {
 
     /** The measured library as the port line names it: sharp4j, Open MPI Java, or sharp4j vs Open MPI Java. */
     public String library() {
-        return compareMpi ? Table.SHARP4J + " vs " + Table.OPEN_MPI_JAVA : mpiBackend ? Table.OPEN_MPI_JAVA : Table.SHARP4J;
+        return comparison != null ? Table.SHARP4J + " vs " + comparison.library() : mpiBackend ? Table.OPEN_MPI_JAVA : Table.SHARP4J;
     }
 }

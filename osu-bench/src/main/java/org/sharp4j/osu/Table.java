@@ -10,9 +10,10 @@ import java.util.Locale;
  * [Min, Max, Iterations], [Validation], [Pxx Tail Lat]. Barrier has no size column and prints its
  * average in 17. The port's own line ({@link #portLine}) is a separate {@code #} line after OMB's title.
  *
- * <p>With {@code --compare mpi} (this port only) the same statistics follow for MPI, prefixed
- * {@code MPI}, then the ratio of the averages sharp4j / MPI; each of these columns is at least two
- * characters wider than its name, so that every pair of names is separated by two spaces or more.
+ * <p>With {@code --compare} (this port only) the same statistics follow for the compared side, prefixed
+ * {@code MPI} (or {@code Built-in}, {@code Table}, {@code Tune}: {@link Comparison#prefix()}), then the ratio
+ * sharp4j / other (with one block, that of the averages; see {@link Osu#execute}); each of these columns is at
+ * least two characters wider than its name, so that every pair of names is separated by two spaces or more.
  *
  * <p>Also writes the rows as CSV, with the run's metadata (collective, ranks, nodes, backend) in the
  * first columns of every row.
@@ -46,19 +47,28 @@ public final class Table {
     private final boolean validate;
     private final int[] percentiles;
     private final boolean compare;
+    /** What the compared columns measured (null: no comparison). */
+    private final Comparison other;
     private final RunInfo info;
 
     public Table(Kind kind, boolean full, boolean validate, int[] percentiles, boolean compare) {
         this(kind, full, validate, percentiles, compare, RunInfo.UNKNOWN);
     }
 
+    /** {@code compare}: sharp4j against Open MPI Java ({@code --compare mpi}). */
     public Table(Kind kind, boolean full, boolean validate, int[] percentiles, boolean compare, RunInfo info) {
+        this(kind, full, validate, percentiles, compare ? Comparison.MPI : null, info);
+    }
+
+    /** {@code other}: what the compared columns measured ({@code --compare}), or null. */
+    public Table(Kind kind, boolean full, boolean validate, int[] percentiles, Comparison other, RunInfo info) {
         this.kind = kind;
         this.showSize = kind.hasData();
         this.full = full;
         this.validate = validate && kind.hasData();
         this.percentiles = percentiles.clone();
-        this.compare = compare;
+        this.compare = other != null;
+        this.other = other;
         this.info = info;
     }
 
@@ -89,7 +99,7 @@ public final class Table {
 
     /** The library text of the port line: sharp4j, Open MPI Java, or both when comparing. */
     private String libraryText() {
-        return compare ? info.library() + " vs " + OPEN_MPI_JAVA : info.library();
+        return compare ? info.library() + " vs " + other.library() : info.library();
     }
 
     /**
@@ -130,8 +140,13 @@ public final class Table {
         return Math.max(FIELD_WIDTH, name.length() + 2);
     }
 
-    private static String mpiTail(int p) {
-        return "MPI P" + p + " Tail Lat(us)";
+    private String otherTail(int p) {
+        return other.prefix() + " P" + p + " Tail Lat(us)";
+    }
+
+    /** The ratio column's name: {@code Ratio(sharp4j/MPI)}, {@code Ratio(sharp4j/Built-in)}, ... */
+    private String ratioName() {
+        return other.mpi() ? RATIO : "Ratio(sharp4j/" + other.prefix() + ")";
     }
 
     /** The header line, without a line terminator. */
@@ -164,23 +179,29 @@ public final class Table {
 
     private java.util.List<String> compareNames() {
         java.util.List<String> names = new java.util.ArrayList<>();
-        names.add("MPI Avg Latency(us)");
+        String p0 = other.prefix() + " ";
+        names.add(p0 + "Avg Latency(us)");
         if (full) {
-            names.add("MPI Min Latency(us)");
-            names.add("MPI Max Latency(us)");
+            names.add(p0 + "Min Latency(us)");
+            names.add(p0 + "Max Latency(us)");
         }
         if (validate) {
-            names.add("MPI Validation");
+            names.add(p0 + "Validation");
         }
         for (int p : percentiles) {
-            names.add(mpiTail(p));
+            names.add(otherTail(p));
         }
-        names.add(RATIO);
+        names.add(ratioName());
         return names;
     }
 
-    /** One row; {@code mpi} is null unless comparing. Without a line terminator. */
+    /** One row; {@code mpi} is null unless comparing, the ratio then that of the averages. Without a line terminator. */
     public String row(long sizeBytes, Stats s, Stats mpi) {
+        return row(sizeBytes, s, mpi, mpi == null ? Double.NaN : ratio(s, mpi));
+    }
+
+    /** One row; {@code mpi} (the compared side) is null unless comparing, {@code ratio} its ratio column. Without a line terminator. */
+    public String row(long sizeBytes, Stats s, Stats mpi, double ratio) {
         StringBuilder sb = new StringBuilder();
         if (showSize) {
             sb.append(String.format(Locale.ROOT, "%-" + SIZE_WIDTH + "d", sizeBytes));
@@ -210,7 +231,7 @@ public final class Table {
             for (int i = 0; i < percentiles.length; i++) {
                 sb.append(num(cmpWidth(names.next()), mpi.tails()[i]));
             }
-            sb.append(num(cmpWidth(names.next()), ratio(s, mpi)));
+            sb.append(num(cmpWidth(names.next()), ratio));
         }
         return sb.toString();
     }
@@ -227,7 +248,7 @@ public final class Table {
         StringBuilder sb = new StringBuilder("collective,ranks,nodes,backend,datatype,size_bytes");
         csvBlockHeader(sb, "");
         if (compare) {
-            csvBlockHeader(sb, "mpi_");
+            csvBlockHeader(sb, other.csvPrefix());
             sb.append(",ratio");
         }
         return sb.toString();
@@ -246,6 +267,11 @@ public final class Table {
 
     /** CSV row; {@code datatype} is e.g. MPI_FLOAT (empty for barrier), size 0 for barrier. Unknown ranks/nodes are empty. */
     public String csvRow(String datatype, long sizeBytes, Stats s, Stats mpi) {
+        return csvRow(datatype, sizeBytes, s, mpi, mpi == null ? Double.NaN : ratio(s, mpi));
+    }
+
+    /** CSV row with the compared side's ratio given (see {@link #row(long, Stats, Stats, double)}). */
+    public String csvRow(String datatype, long sizeBytes, Stats s, Stats mpi, double ratio) {
         StringBuilder sb = new StringBuilder();
         sb.append(kind.word.toLowerCase(Locale.ROOT)).append(',')
                 .append(info.ranks() > 0 ? Integer.toString(info.ranks()) : "").append(',')
@@ -255,7 +281,7 @@ public final class Table {
         csvBlock(sb, s);
         if (compare) {
             csvBlock(sb, mpi);
-            sb.append(',').append(String.format(Locale.ROOT, "%.4f", ratio(s, mpi)));
+            sb.append(',').append(String.format(Locale.ROOT, "%.4f", ratio));
         }
         return sb.toString();
     }

@@ -108,6 +108,97 @@ class EndToEndThreadsTest {
         rows.forEach(r -> assertEquals("Pass", r[2], out));
     }
 
+    /**
+     * --compare tune=RULES on thread ranks: a second communicator over the same bootstrap runs the rules (the
+     * engine's choice says so), every row of both sides validates, and the compared columns are named by the kind.
+     */
+    @Test
+    void compareWithOtherTuningRunsTheRulesOnASecondCommunicator() {
+        String rules = "allreduce:0-inf:tiled";
+        java.util.concurrent.atomic.AtomicReference<org.sharp4j.tuning.IntraNodeAlgorithm> mine = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<org.sharp4j.tuning.IntraNodeAlgorithm> theirs = new java.util.concurrent.atomic.AtomicReference<>();
+        List<ThreadJob.RankResult> rs = ThreadJob.runPairs(2, Kind.ALLREDUCE, (a, b) -> {
+            mine.set(a.communicator().engine().algorithm(org.sharp4j.tuning.Collective.ALLREDUCE, 64));
+            theirs.set(b.communicator().engine().algorithm(org.sharp4j.tuning.Collective.ALLREDUCE, 64));
+        }, "--compare", "tune=" + rules, "--blocks", "4", "-m", "8:64", "-i", "40", "-x", "4", "--jit-warmup", "50", "-c");
+        String out = ok(rs).get(0).out();
+        assertEquals(org.sharp4j.tuning.IntraNodeAlgorithm.TILED, theirs.get(), "the compared communicator runs the rules");
+        assertTrue(mine.get() != org.sharp4j.tuning.IntraNodeAlgorithm.TILED, "the run's own does not: " + mine.get());
+        assertTrue(out.contains("# sharp4j port: library sharp4j vs sharp4j tune " + rules + ", 2 ranks"), out);
+        assertTrue(out.contains("Tune Avg Latency(us)") && out.contains("Ratio(sharp4j/Tune)"), out);
+        List<String[]> rows = rows(out);
+        assertEquals(4, rows.size(), out);
+        for (String[] r : rows) {
+            assertEquals(6, r.length, out); // size avg validation | avg validation ratio
+            assertEquals("Pass", r[2], out);
+            assertEquals("Pass", r[4], out);
+            assertTrue(Double.parseDouble(r[5]) > 0, out);
+        }
+    }
+
+    /**
+     * The blocks alternate (A B, B A, ...) and the ratio is the median of the blocks' ratios: two fake
+     * backends whose calls take 20 and 60 us give about 1/3 whatever one slow block does.
+     */
+    @Test
+    void blocksAlternateAndTheRatioIsTheMedianOfTheBlocksRatios() {
+        List<String> order = new ArrayList<>();
+        Backend a = new Timed("a", 20_000, order);
+        Backend b = new Timed("b", 60_000, order);
+        OsuOptions o = OsuOptions.parse(Kind.BARRIER, new String[] {"--compare", "builtin", "--blocks", "4", "-i", "40", "-x", "4"},
+                System.out, System.err, false).options;
+        Osu.Measured m = Osu.measure(o, List.of(a, b), null, 0, 40, 4);
+        List<String> runs = new ArrayList<>();
+        for (String s : order) {
+            if (runs.isEmpty() || !runs.get(runs.size() - 1).equals(s)) {
+                runs.add(s);
+            }
+        }
+        // blocks A B | B A | A B | B A: runs a, b b, a a, b b, a
+        assertEquals(List.of("a", "b", "a", "b", "a"), runs);
+        // per block a barrier before and after its calls; calls: 4 skipped + 10 timed in the first block, then 1 + 10
+        assertEquals((1 + 14 + 1) + 3 * (1 + 11 + 1), order.stream().filter("a"::equals).count(), order.toString());
+        assertEquals(1.0 / 3, m.ratio(), 0.08);
+        assertEquals(40, m.stats()[0].iterations());
+    }
+
+    /** A backend of one rank whose barrier (the timed call of osu_barrier) spins for a fixed time. */
+    static final class Timed implements Backend {
+        final String name;
+        final long nanos;
+        final List<String> log;
+
+        Timed(String name, long nanos, List<String> log) {
+            this.name = name;
+            this.nanos = nanos;
+            this.log = log;
+        }
+
+        @Override public String name() { return name; }
+        @Override public int rank() { return 0; }
+        @Override public int size() { return 1; }
+
+        @Override
+        public void barrier() {
+            log.add(name);
+            long end = System.nanoTime() + nanos;
+            while (System.nanoTime() < end) {
+                Thread.onSpinWait();
+            }
+        }
+
+        @Override public void allreduce(Buffers b, int count, boolean inPlace) { throw new UnsupportedOperationException(); }
+        @Override public void reduce(Buffers b, int count, int root, boolean inPlace) { throw new UnsupportedOperationException(); }
+
+        @Override
+        public void reduceToZero(double[] in, double[] out, StatOp op) {
+            System.arraycopy(in, 0, out, 0, in.length);
+        }
+
+        @Override public int allreduceSum(int v) { return v; }
+        @Override public void close() { }
+    }
+
     @Test
     void reduceRootOutOfRangeFailsOnEveryRank() {
         List<ThreadJob.RankResult> rs = ThreadJob.run(2, Kind.REDUCE, "-k", "fixed:2", "-m", "4:4", "-i", "2");

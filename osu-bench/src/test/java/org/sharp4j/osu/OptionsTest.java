@@ -165,6 +165,31 @@ class OptionsTest {
         rejected(Kind.ALLREDUCE, "Invalid API", "-a", "heap");
         rejected(Kind.ALLREDUCE, "Invalid backend", "--backend", "ucx");
         rejected(Kind.ALLREDUCE, "drop --backend mpi", "--backend", "mpi", "--compare", "mpi");
+        rejected(Kind.ALLREDUCE, "--compare takes mpi, builtin, table=FILE or tune=RULES, got 'openmpi'", "--compare", "openmpi");
+        rejected(Kind.ALLREDUCE, "no-such-table.txt", "--compare", "table=no-such-table.txt");
+        rejected(Kind.ALLREDUCE, "--compare tune", "--compare", "tune=allreduce:0-inf:bogus");
+        rejected(Kind.ALLREDUCE, "give --compare too", "--blocks", "4");
+        rejected(Kind.ALLREDUCE, "Invalid number of blocks", "--compare", "builtin", "--blocks", "0");
+    }
+
+    /** --compare against sharp4j with other tuning: the kinds, their column prefixes, and the blocks' defaults. */
+    @Test
+    void compareSharp4jConfigurations(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        assertEquals(1, ok(Kind.ALLREDUCE, "--compare", "mpi").blocks(), "against MPI: OMB's loop twice, the ratio of the averages");
+        assertEquals(1, ok(Kind.ALLREDUCE).blocks());
+        OsuOptions b = ok(Kind.ALLREDUCE, "--compare", "builtin");
+        assertEquals(Comparison.Source.BUILTIN, b.comparison().source());
+        assertEquals(10, b.blocks());
+        assertTrue(!b.compareMpi() && !b.needsMpi());
+        assertEquals("sharp4j vs sharp4j built-in", b.library());
+        java.nio.file.Path t = java.nio.file.Files.write(dir.resolve("t.txt"), List.of("[nodes=1]", "allreduce:0-inf:tiled"));
+        OsuOptions f = ok(Kind.REDUCE, "--compare", "table=" + t, "--blocks", "4");
+        assertEquals(new Comparison(Comparison.Source.TABLE, t.toString()), f.comparison());
+        assertEquals(4, f.blocks());
+        assertEquals("Table", f.comparison().prefix());
+        OsuOptions r = ok(Kind.BARRIER, "--compare", "tune=barrier:0-inf:tree:radix=4");
+        assertEquals("tune", r.comparison().source().name().toLowerCase(java.util.Locale.ROOT));
+        assertEquals("barrier:0-inf:tree:radix=4", r.comparison().arg());
     }
 
     @Test

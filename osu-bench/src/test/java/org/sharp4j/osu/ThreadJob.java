@@ -62,6 +62,54 @@ final class ThreadJob {
         return List.of(results);
     }
 
+    /**
+     * Runs a {@code --compare builtin|table=|tune=} command line: each rank opens two communicators over its
+     * thread bootstrap, the second with the comparison's settings, as {@link Osu#openPair} does; rank 0 hands
+     * both to {@code check} before the run.
+     */
+    static List<RankResult> runPairs(int n, Kind kind, java.util.function.BiConsumer<Sharp4jBackend, Sharp4jBackend> check, String... args) {
+        List<Bootstrap> boots = ThreadBootstrap.group(n, 60_000);
+        RankResult[] results = new RankResult[n];
+        List<Thread> threads = new ArrayList<>();
+        for (int r = 0; r < n; r++) {
+            final int rank = r;
+            Thread t = new Thread(() -> {
+                ByteArrayOutputStream out = new ByteArrayOutputStream();
+                ByteArrayOutputStream err = new ByteArrayOutputStream();
+                int exit = -1;
+                Throwable thrown = null;
+                try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
+                        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
+                    exit = Osu.run(kind, args, o, e, opts -> {
+                        Sharp4jBackend a = new Sharp4jBackend(Sharp4j.create(boots.get(rank), Config.defaults()), true);
+                        Sharp4jBackend b = new Sharp4jBackend(Sharp4j.create(boots.get(rank), opts.comparison().apply(Config.defaults())), true);
+                        if (rank == 0) {
+                            check.accept(a, b);
+                        }
+                        return new Osu.Backends(List.of(a, b), List.of(a, b));
+                    });
+                } catch (Throwable e) {
+                    thrown = e;
+                }
+                results[rank] = new RankResult(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8), thrown);
+            }, "osu-rank-" + r);
+            t.setDaemon(true);
+            threads.add(t);
+            t.start();
+        }
+        for (int r = 0; r < n; r++) {
+            try {
+                threads.get(r).join(180_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (threads.get(r).isAlive()) {
+                throw new AssertionError("rank " + r + " of " + kind.program + " " + String.join(" ", args) + " still running (hang)");
+            }
+        }
+        return List.of(results);
+    }
+
     /** A backend that passes every call to {@code d}; tests override what they break. */
     static class Delegating implements Backend {
         final Backend d;
