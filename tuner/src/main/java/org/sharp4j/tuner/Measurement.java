@@ -7,8 +7,9 @@ import org.sharp4j.tuning.Collective;
 
 /**
  * One point of a {@code sharp4j tune} sweep: a candidate at one size, for one job shape. Measured
- * in one pass (one communicator, so one set of connections) it is the mean over rounds of the
- * slowest rank's time per call and the standard error of that mean; over several passes
+ * in one pass (one communicator, so one set of connections) it is the mean over rounds of each
+ * round's median call (a call's time averaged over the ranks: OSU's P50) and the standard error of
+ * that mean; over several passes
  * ({@link #overPasses}) it is the median of the passes' figures and an error from their spread.
  *
  * @param nodes     nodes of the job it was measured in
@@ -19,9 +20,10 @@ import org.sharp4j.tuning.Collective;
  * @param rounds    timed rounds, over all passes
  * @param stable    whether the rounds of every pass reached the target relative standard error
  * @param passes    passes (communicators) the figure is taken over
+ * @param byPass    each pass's figure, element p-1 for pass p (NaN where that pass is missing); empty where unknown
  */
 public record Measurement(int nodes, int ppn, Collective collective, String layer, String candidate, long bytes, double meanUs,
-        double stderrUs, int rounds, boolean stable, int passes) {
+        double stderrUs, int rounds, boolean stable, int passes, List<Double> byPass) {
     public static final String INTRA = "intra";
     public static final String INTER = "inter";
 
@@ -38,12 +40,19 @@ public record Measurement(int nodes, int ppn, Collective collective, String laye
         if (passes < 1) {
             throw new IllegalArgumentException("a measurement needs passes >= 1, got " + passes);
         }
+        byPass = byPass == null ? List.of() : List.copyOf(byPass);
+    }
+
+    /** A point over {@code passes} passes whose figures one by one are not known. */
+    public Measurement(int nodes, int ppn, Collective collective, String layer, String candidate, long bytes, double meanUs,
+            double stderrUs, int rounds, boolean stable, int passes) {
+        this(nodes, ppn, collective, layer, candidate, bytes, meanUs, stderrUs, rounds, stable, passes, List.of());
     }
 
     /** A point measured in one pass. */
     public Measurement(int nodes, int ppn, Collective collective, String layer, String candidate, long bytes, double meanUs,
             double stderrUs, int rounds, boolean stable) {
-        this(nodes, ppn, collective, layer, candidate, bytes, meanUs, stderrUs, rounds, stable, 1);
+        this(nodes, ppn, collective, layer, candidate, bytes, meanUs, stderrUs, rounds, stable, 1, List.of(meanUs));
     }
 
     /** One pass's figure of a point: {@code pass} counts from 1. */
@@ -85,6 +94,15 @@ public record Measurement(int nodes, int ppn, Collective collective, String laye
      * median absolute deviation from the median).
      */
     public static Measurement overPasses(List<Measurement> passes) {
+        List<Double> byPass = new ArrayList<>();
+        for (Measurement m : passes) {
+            byPass.add(m.meanUs());
+        }
+        return overPasses(passes, byPass);
+    }
+
+    /** {@link #overPasses(List)} with the figures by pass number given ({@link #byPass()}). */
+    private static Measurement overPasses(List<Measurement> passes, List<Double> byPass) {
         if (passes.isEmpty()) {
             throw new IllegalArgumentException("no passes to take a figure over");
         }
@@ -108,20 +126,32 @@ public record Measurement(int nodes, int ppn, Collective collective, String laye
         int rounds = passes.stream().mapToInt(Measurement::rounds).sum();
         boolean stable = passes.stream().allMatch(Measurement::stable);
         return new Measurement(first.nodes(), first.ppn(), first.collective(), first.layer(), first.candidate(), first.bytes(), med,
-                Math.max(spread, within), rounds, stable, passes.size());
+                Math.max(spread, within), rounds, stable, passes.size(), byPass);
     }
 
     /** The points of {@code passes} (in the order their first pass comes), each over its passes. */
     public static List<Measurement> overPassesByPoint(List<Pass> passes) {
         java.util.Map<String, List<Measurement>> by = new java.util.LinkedHashMap<>();
+        java.util.Map<String, List<Double>> figures = new java.util.HashMap<>();
         for (Pass p : passes) {
             by.computeIfAbsent(p.point().key(), k -> new ArrayList<>()).add(p.point());
+            List<Double> f = figures.computeIfAbsent(p.point().key(), k -> new ArrayList<>());
+            while (f.size() < p.pass()) {
+                f.add(Double.NaN);
+            }
+            f.set(p.pass() - 1, p.point().meanUs());
         }
         List<Measurement> out = new ArrayList<>();
-        for (List<Measurement> ms : by.values()) {
-            out.add(overPasses(ms));
+        for (java.util.Map.Entry<String, List<Measurement>> e : by.entrySet()) {
+            out.add(e.getValue().size() == 1 ? withByPass(e.getValue().get(0), figures.get(e.getKey()))
+                    : overPasses(e.getValue(), figures.get(e.getKey())));
         }
         return out;
+    }
+
+    private static Measurement withByPass(Measurement m, List<Double> byPass) {
+        return new Measurement(m.nodes(), m.ppn(), m.collective(), m.layer(), m.candidate(), m.bytes(), m.meanUs(), m.stderrUs(),
+                m.rounds(), m.stable(), m.passes(), byPass);
     }
 
     static double median(double[] xs) {

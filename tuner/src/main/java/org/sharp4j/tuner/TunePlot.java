@@ -86,8 +86,8 @@ public final class TunePlot {
         String shape = ", " + nodes * ppn + " ranks on " + nodes + (nodes == 1 ? " node" : " nodes");
         LogPlot plot = new LogPlot("sharp4j tune: " + Character.toUpperCase(collective.charAt(0)) + collective.substring(1)
                 + ", " + any.layer() + "-node candidates" + shape,
-                "slowest rank's time per call, median over passes; error bars: \u00b1 its error; ringed: the candidate the table chose at that size",
-                "Message size (bytes)", "Latency (us, slowest rank)", LogPlot.XLabels.BYTES);
+                "median call (OSU's P50), median over passes; error bars: \u00b1 its error; ringed: the candidate the table chose at that size",
+                "Message size (bytes)", "Latency (us, P50)", LogPlot.XLabels.BYTES);
         plot.highlightLegend("chosen");
         LogPlot.Marker[] markers = {LogPlot.Marker.CIRCLE, LogPlot.Marker.SQUARE, LogPlot.Marker.TRIANGLE, LogPlot.Marker.DIAMOND};
         int i = 0;

@@ -29,7 +29,8 @@ import org.sharp4j.tuning.TuningTable;
  * <p><b>Choice</b> per shape, collective and layer (intra, inter), size by size upwards, over each
  * point's figure (the median over its passes, {@link Measurement#overPasses}): the fastest candidate
  * wins unless the incumbent is within noise of it: {@code guard} of the faster figure or twice the
- * combined error, whichever is larger; then the incumbent stays. The incumbent is the built-in
+ * combined error, whichever is larger; then the incumbent stays, unless the fastest beat it by
+ * {@code guard} in every one of 3 passes or more ({@link #fasterInEveryPass}). The incumbent is the built-in
  * table's choice for that shape and size (its host radix clamped to the node count, as the host path
  * clamps it), so that where the evidence is not clear the written table runs what the built-in one
  * would; where that choice was not measured, the previous size's winner. SHARP can only be
@@ -138,13 +139,39 @@ public final class TuneTable {
             if (inc != best && inc.candidate().equals(incumbent)) {
                 double gap = inc.meanUs() - best.meanUs();
                 double noise = Math.max(guard * best.meanUs(), 2 * Math.hypot(inc.stderrUs(), best.stderrUs()));
-                if (gap <= noise) {
+                if (gap <= noise && !fasterInEveryPass(best, inc, guard)) {
                     return new String[] {incumbent,
                         String.format(Locale.ROOT, "%s within noise of %s (%.2f us): kept", incumbent, best.candidate(), best.meanUs())};
                 }
             }
         }
         return new String[] {best.candidate(), ""};
+    }
+
+    /**
+     * Whether {@code challenger} beat {@code incumbent} by more than {@code guard} in every pass that measured
+     * both, over 3 passes or more. The passes are interleaved (pass p of every candidate, then pass p+1), so
+     * pass p of two candidates ran in the same phase of the machine; on UCX over TCP each pass's connections
+     * fall into a mode of their own, which makes the spread over passes (the error) large, and an incumbent
+     * 1.8x slower in every pass stayed "within noise" (3 hosts: reduce radix 3 at 64 B, 189 +- 55 us against
+     * radix 2's 107 +- 8). Agreement in every pass is the evidence the spread cannot give.
+     */
+    static boolean fasterInEveryPass(Measurement challenger, Measurement incumbent, double guard) {
+        List<Double> a = challenger.byPass();
+        List<Double> b = incumbent.byPass();
+        int pairs = 0;
+        for (int i = 0; i < Math.min(a.size(), b.size()); i++) {
+            double x = a.get(i);
+            double y = b.get(i);
+            if (Double.isNaN(x) || Double.isNaN(y)) {
+                continue;
+            }
+            if (!(x * (1 + guard) < y)) {
+                return false;
+            }
+            pairs++;
+        }
+        return pairs >= 3;
     }
 
     /**
@@ -172,7 +199,7 @@ public final class TuneTable {
     public static List<String> section(List<Measurement> all, int nodes, int ppn, double guard) {
         List<String> out = new ArrayList<>();
         out.add(header(nodes, ppn));
-        out.add(String.format(Locale.ROOT, "# %d node(s) x %d rank(s) per node; figures: us of the slowest rank, the median over passes"
+        out.add(String.format(Locale.ROOT, "# %d node(s) x %d rank(s) per node; figures: us, the median call (OSU's P50), the median over passes"
                 + " (communicators) +- its error (rounds, or passes p rounds r; * = not stable); -> the choice (incumbent: the built-in one)",
                 nodes, ppn));
         List<String> rules = new ArrayList<>();

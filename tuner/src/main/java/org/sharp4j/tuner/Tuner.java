@@ -40,11 +40,15 @@ import org.sharp4j.tuning.Sizes;
  *       intra-node phases keep the table's choice. Simulated nodes meeting in shared memory have no
  *       inter-node algorithm to choose: run with {@code -Dsharp4j.internode=ucx}.</li>
  * </ul>
- * <b>Method</b>: an untimed pass over every candidate and size, then a pause until the JIT is idle;
- * then {@link Options#passes} interleaved passes: each pass creates each candidate's communicator in
- * turn (new connections) and measures its points: warm-up calls, then rounds of timed calls (about 30 ms
- * each, at most {@link Options#iterations} calls; each the slowest rank's mean time per call, an allreduce
- * of MAX) until the standard error of their mean is under the target or {@link Options#maxRounds} rounds.
+ * <b>Method</b>: an untimed pass over every candidate and size (about 0.1 s per point at most), then a pause until the JIT is idle;
+ * then {@link Options#passes} passes: each pass creates every candidate's communicator (new connections;
+ * at most {@link Options#together} open at once) and measures each point on all of them together:
+ * warm-up calls per candidate, then rounds in which every candidate in turn makes a block of timed calls
+ * (about 30 ms each, at most {@link Options#iterations} calls; the block's figure OSU's P50: the median over
+ * its calls of the call's time averaged over the ranks), the order rotating from round to round, until
+ * every candidate's standard error of the mean is under the target or {@link Options#maxRounds} rounds.
+ * Interleaved so, every candidate meets the same phases of the machine, as the two sides of the OSU ports'
+ * {@code --compare} do.
  * A point's figure is the median over its passes, its error from their spread
  * ({@link Measurement#overPasses}): on UCX over TCP one communicator's connections run in one of two
  * modes about 2x apart, so one communicator per candidate judged the connections, not the candidate.
@@ -82,6 +86,11 @@ public final class Tuner {
          * interleaved; a point's figure is the median over its passes ({@link Measurement#overPasses}).
          */
         public int passes = 3;
+        /**
+         * Candidates whose communicators are open at once and whose points are measured together, in interleaved
+         * rounds; a stage with more is measured in groups of this many, one after another.
+         */
+        public int together = 8;
         /** Rounds per point and pass, at least (unless {@link #maxRounds} is smaller). */
         public int minRounds = 2;
         /** Rounds per point and pass, at most: 3 passes of 4 rounds cost about what 1 pass of 10 did. */
@@ -157,7 +166,13 @@ public final class Tuner {
                 out.add(new Candidate(Measurement.INTRA, "exchange", "all:0-inf:exchange", all));
             }
             out.add(new Candidate(Measurement.INTRA, "tiled", "allreduce,reduce:0-inf:tiled", data));
-            out.add(new Candidate(Measurement.INTRA, "direct", "reduce:0-inf:direct", EnumSet.of(Collective.REDUCE)));
+            if (nodes == 1) {
+                out.add(new Candidate(Measurement.INTRA, "direct", "reduce:0-inf:direct", EnumSet.of(Collective.REDUCE)));
+            } else {
+                // the engine runs the direct Reduce on one node only (tiled elsewhere), but the node-local
+                // communicator it would be measured on is one node: it would be timed as it never runs here
+                notes.add("several nodes: the direct Reduce (one node only) is not a candidate");
+            }
             for (long c : o.chunks) {
                 String k = "tiled:chunk=" + Sizes.format(c);
                 out.add(new Candidate(Measurement.INTRA, k, "allreduce,reduce:0-inf:" + k, data));
@@ -229,9 +244,9 @@ public final class Tuner {
      * already measured ({@link Measurement.Pass#key()}), as rank 0 knows them (other ranks' are ignored);
      * {@code sink}: called on rank 0 with each new pass of a point (the state file).
      *
-     * <p>The candidates are measured in {@link Options#passes} interleaved passes: pass 1 creates each
-     * candidate's communicator in turn and measures its points, then pass 2 does so again on new
-     * communicators (new connections), and so on, each pass starting one candidate further on. A
+     * <p>The candidates are measured in {@link Options#passes} passes: pass 1 creates every candidate's
+     * communicator and measures each point on all of them in interleaved rounds, then pass 2 does so again on
+     * new communicators (new connections), and so on, each pass starting one candidate further on. A
      * point's figure is taken over its passes ({@link Measurement#overPasses}): on UCX over TCP one set of
      * connections runs in one of two modes about 2x apart, and a candidate measured on one
      * communicator only was judged by its connections' mode. The inter-node barrier (the spine) is
@@ -316,12 +331,8 @@ public final class Tuner {
                     if (cand.collectives().contains(c)) {
                         for (long bytes : sizes(o, cand, c)) {
                             int count = (int) Math.max(1, bytes / 8);
-                            double[] in = new double[count];
-                            double[] outb = new double[count];
-                            int n = (int) Math.max(20, Math.min(3000, (64L << 20) / Math.max(8, bytes)));
-                            for (int i = 0; i < n; i++) {
-                                call(comm, c, in, outb, count, i % comm.size()); // every root path warmed
-                            }
+                            untimed(comm, c, new double[count], new double[count], count,
+                                    (int) Math.max(20, Math.min(3000, (64L << 20) / Math.max(8, bytes))));
                         }
                     }
                 }
@@ -344,8 +355,10 @@ public final class Tuner {
             }
             List<Measurement.Pass> got = new ArrayList<>();
             for (int p = 1; p <= o.passes && !res.budgetSpent; p++) {
-                for (Candidate cand : passOrder(stage, p)) {
-                    if (!measurePass(boot, nodeBoot, base, o, cand, p, Math.max(0, spine), skip, res, got, sink, out, doneCount, start)) {
+                List<Candidate> order = passOrder(stage, p);
+                for (int g = 0; g < order.size(); g += o.together) {
+                    List<Candidate> group = order.subList(g, Math.min(order.size(), g + o.together));
+                    if (!measurePass(boot, nodeBoot, base, o, group, p, Math.max(0, spine), skip, res, got, sink, out, doneCount, start)) {
                         res.budgetSpent = true;
                         break;
                     }
@@ -381,57 +394,99 @@ public final class Tuner {
         return out;
     }
 
+    /** Whether candidate {@code cand} has a point of collective {@code c} at {@code bytes} to measure in pass {@code p}. */
+    private static boolean toMeasure(Options o, Candidate cand, Collective c, long bytes, int p, Set<String> skip, Result res) {
+        if (!o.collectives.contains(c) || !cand.collectives().contains(c)) {
+            return false;
+        }
+        for (long b : sizes(o, cand, c)) {
+            if (b == bytes) {
+                return !skipped(skip, c, cand, bytes, p, res);
+            }
+        }
+        return false;
+    }
+
     /**
-     * Pass {@code p} of one candidate: a communicator forced to it, then its points not yet measured in
-     * this pass. False when the budget is spent (every rank gets rank 0's answer before each point).
+     * Pass {@code p} of a group of candidates (at most {@link Options#together}): a communicator forced to
+     * each, all open at once, then point by point (collective, size) every candidate that has it, measured
+     * in interleaved rounds ({@link #measurePoint}). False when the budget is spent (every rank gets rank
+     * 0's answer before each point).
      *
      * <p>An intra-node candidate at a job of several nodes is measured on a communicator per node
      * (over {@code nodeBoot}, the node's ranks only), so without phase 3, whose noise over TCP
      * (about +-100 us) would swamp the intra-node phases' microseconds; its figure is the slowest node's.
+     * The tuner's communicators use one page of shared buffer each (it never uses the shared buffer).
      */
-    private static boolean measurePass(Bootstrap boot, Bootstrap nodeBoot, Config base, Options o, Candidate cand, int p, int spine,
+    private static boolean measurePass(Bootstrap boot, Bootstrap nodeBoot, Config base, Options o, List<Candidate> group, int p, int spine,
             Set<String> skip, Result res, List<Measurement.Pass> got, Consumer<Measurement.Pass> sink, PrintStream out, int[] doneCount,
             long start) {
-        boolean any = false;
-        for (Collective c : o.collectives) {
-            if (cand.collectives().contains(c)) {
-                for (long bytes : sizes(o, cand, c)) {
-                    any |= !skipped(skip, c, cand, bytes, p, res);
+        java.util.TreeSet<Long> all = new java.util.TreeSet<>();
+        List<Candidate> cands = new ArrayList<>();
+        for (Candidate cand : group) {
+            boolean any = false;
+            for (Collective c : o.collectives) {
+                if (cand.collectives().contains(c)) {
+                    for (long bytes : sizes(o, cand, c)) {
+                        if (!skipped(skip, c, cand, bytes, p, res)) {
+                            any = true;
+                            all.add(bytes);
+                        }
+                    }
                 }
             }
+            if (any) {
+                cands.add(cand);
+            }
         }
-        if (!any) {
+        if (cands.isEmpty()) {
             return true;
         }
-        Config cfg = base.withTuneOverride(cand.forcing(spine)).withWarmupRounds(Math.min(base.warmupRounds(), 4));
-        boolean nodeLocal = cand.layer().equals(Measurement.INTRA) && res.nodes > 1;
-        if (nodeLocal) {
-            cfg = cfg.withSimulatedTopology(0, cfg.simulatedSockets()); // one node: its ranks only, no phase 3
-        }
-        try (Communicator comm = Sharp4j.create(nodeLocal ? nodeBoot : boot, cfg)) {
-            for (Collective c : o.collectives) {
-                if (!cand.collectives().contains(c)) {
-                    continue;
+        List<Communicator> comms = new ArrayList<>();
+        boolean[] nodeLocal = new boolean[cands.size()];
+        try {
+            for (int k = 0; k < cands.size(); k++) {
+                Candidate cand = cands.get(k);
+                Config cfg = base.withTuneOverride(cand.forcing(spine)).withWarmupRounds(Math.min(base.warmupRounds(), 4))
+                        .withSharedBytes(4096);
+                nodeLocal[k] = cand.layer().equals(Measurement.INTRA) && res.nodes > 1;
+                if (nodeLocal[k]) {
+                    cfg = cfg.withSimulatedTopology(0, cfg.simulatedSockets()); // one node: its ranks only, no phase 3
                 }
-                for (long bytes : sizes(o, cand, c)) {
-                    if (skipped(skip, c, cand, bytes, p, res)) {
+                comms.add(Sharp4j.create(nodeLocal[k] ? nodeBoot : boot, cfg));
+            }
+            for (Collective c : o.collectives) {
+                for (long bytes : all) {
+                    List<Integer> here = new ArrayList<>();
+                    for (int k = 0; k < cands.size(); k++) {
+                        if (toMeasure(o, cands.get(k), c, bytes, p, skip, res)) {
+                            here.add(k);
+                        }
+                    }
+                    if (here.isEmpty()) {
                         continue;
                     }
-                    if (nodeLocal ? outOfTime(boot, o, start) : outOfTime(comm, o, start)) {
+                    if (outOfTime(boot, o, start)) {
                         return false;
                     }
-                    Measurement one = measure(comm, c, cand, bytes, o, res.nodes, res.ppn);
-                    Measurement.Pass m = new Measurement.Pass(nodeLocal ? slowestNode(boot, one) : one, p);
-                    got.add(m);
-                    if (boot.rank() == 0 && sink != null) {
-                        sink.accept(m);
+                    Measurement[] ms = measurePoint(comms, cands, here, c, bytes, o, res.nodes, res.ppn);
+                    for (int k : here) {
+                        Measurement.Pass m = new Measurement.Pass(nodeLocal[k] ? slowestNode(boot, ms[k]) : ms[k], p);
+                        got.add(m);
+                        if (boot.rank() == 0 && sink != null) {
+                            sink.accept(m);
+                        }
+                        doneCount[0]++;
                     }
-                    doneCount[0]++;
                     if (out != null) {
-                        bar(out, doneCount[0], res.total, "pass " + p + "/" + o.passes + " " + name(c) + " " + cand.name() + " "
-                                + Sizes.format(bytes) + " B");
+                        bar(out, doneCount[0], res.total, "pass " + p + "/" + o.passes + " " + name(c) + " " + Sizes.format(bytes) + " B, "
+                                + here.size() + " candidate(s)");
                     }
                 }
+            }
+        } finally {
+            for (int k = comms.size() - 1; k >= 0; k--) {
+                comms.get(k).close();
             }
         }
         return true;
@@ -593,67 +648,136 @@ public final class Tuner {
     /** Target length of one round of timed calls. */
     static final double ROUND_NANOS = 30e6;
 
-    private static Measurement measure(Communicator comm, Collective c, Candidate cand, long bytes, Options o, int nodes, int ppn) {
+    /**
+     * One point on the candidates {@code here} (indices into {@code cands} and {@code comms}), measured
+     * together: each candidate's warm-up, then rounds in which every candidate in turn (the order rotating
+     * from round to round) makes a block of timed calls, until every candidate's rounds are stable or
+     * {@link Options#maxRounds}. Candidates measured one after another, seconds apart, met different phases
+     * of a loaded machine (at 3 hosts x 2 ranks the same candidate's rounds spread 5x within seconds, and a
+     * sweep chose a reduce radix that osu_reduce, side by side, measured 1.1-1.5x slower); interleaved, as
+     * the OSU ports' {@code --compare} interleaves its two sides, every candidate's rounds see the same
+     * phases. Returns each candidate's figure (null for those not in {@code here}).
+     */
+    private static Measurement[] measurePoint(List<Communicator> comms, List<Candidate> cands, List<Integer> here, Collective c, long bytes,
+            Options o, int nodes, int ppn) {
         int count = (int) Math.max(1, bytes / 8);
         double[] in = new double[count];
         double[] out = new double[count];
         double[] t = new double[1];
         double[] tmax = new double[1];
-        List<Double> rounds = new ArrayList<>();
-        int iters = bytes > 65536 ? Math.max(10, o.iterations / 5) : o.iterations;
-        boolean stable = false;
+        int n = cands.size();
+        int[] iters = new int[n];
+        int[] rewarm = new int[n];
+        List<List<Double>> rounds = new ArrayList<>();
+        boolean[] stable = new boolean[n];
         // As OSU measures (and so as users compare tables): each call timed alone, the ranks lined
         // up by an untimed barrier after it, reduce to a fixed root (0). Back-to-back calls measured
         // together let a non-root rank run ahead into the next call, which hides a call's latency:
         // on 3 hosts over TCP a sweep timed that way chose a reduce radix 2-3x slower in osu_reduce.
         final boolean lineUp = c != Collective.BARRIER;
-        // A round lasts about ROUND_NANOS whatever a call costs (at least 10 calls, at most the
-        // iterations asked for): 1,000 calls of 100 us over TCP made one point take seconds. So does
-        // the warm-up, at most o.warmup calls: a few first calls (new connections), a few timed ones,
-        // then as many as fill about a round. The counts come from the slowest rank's cost (an
-        // allreduce of MAX), so every rank makes the same calls.
-        int first = Math.min(o.warmup, 3);
-        warm(comm, c, in, out, count, first, lineUp);
-        int probe = Math.min(o.warmup - first, 5);
-        t[0] = warm(comm, c, in, out, count, probe, lineUp);
-        comm.allreduce(t, tmax, Op.MAX);
-        int rest = (int) Math.min(o.warmup - first - probe, ROUND_NANOS / Math.max(1.0, tmax[0]));
-        if (rest >= 5) {
-            t[0] = warm(comm, c, in, out, count, rest, lineUp);
+        for (int k = 0; k < n; k++) {
+            rounds.add(new ArrayList<>());
+            if (!here.contains(k)) {
+                continue;
+            }
+            Communicator comm = comms.get(k);
+            // A round lasts about ROUND_NANOS whatever a call costs (at least 10 calls, at most the
+            // iterations asked for): 1,000 calls of 100 us over TCP made one point take seconds. So does
+            // the warm-up, at most o.warmup calls: a few first calls (new connections), a few timed ones,
+            // then as many as fill about a round. The counts come from the slowest rank's cost (an
+            // allreduce of MAX), so every rank makes the same calls.
+            int first = Math.min(o.warmup, 3);
+            warm(comm, c, in, out, count, first, lineUp);
+            int probe = Math.min(o.warmup - first, 5);
+            t[0] = warm(comm, c, in, out, count, probe, lineUp);
             comm.allreduce(t, tmax, Op.MAX);
+            int rest = (int) Math.min(o.warmup - first - probe, ROUND_NANOS / Math.max(1.0, tmax[0]));
+            if (rest >= 5) {
+                t[0] = warm(comm, c, in, out, count, rest, lineUp);
+                comm.allreduce(t, tmax, Op.MAX);
+            }
+            int most = bytes > 65536 ? Math.max(10, o.iterations / 5) : o.iterations;
+            iters[k] = (int) Math.max(10, Math.min(most, ROUND_NANOS / Math.max(1.0, tmax[0])));
+            rewarm[k] = Math.min(o.warmup, Math.max(2, iters[k] / 10));
         }
-        iters = (int) Math.max(10, Math.min(iters, ROUND_NANOS / Math.max(1.0, tmax[0])));
-        final int rewarm = Math.min(o.warmup, Math.max(2, iters / 10));
+        // A round's figure is OSU's P50 over its calls: each call's time averaged over the ranks (one
+        // allreduce of the calls' times per round), then the median call. The mean of a round (the
+        // slowest rank's, as before) moved with every stall of a descheduled rank: one 50 ms stall
+        // doubled a 1 MiB round at 3 hosts x 2 ranks on 2 cores.
+        int most = 0;
+        for (int k : here) {
+            most = Math.max(most, iters[k]);
+        }
+        double[] lat = new double[most];
+        double[] latSum = new double[most];
+        List<Integer> order = new ArrayList<>(here);
         for (int r = 0; r < o.maxRounds; r++) {
-            for (int i = 0; r > 0 && i < rewarm; i++) {
-                call(comm, c, in, out, count, 0);
-                if (lineUp) {
-                    comm.barrier();
+            for (int q = 0; q < order.size(); q++) {
+                int k = order.get((q + r) % order.size());
+                Communicator comm = comms.get(k);
+                // the calls on other communicators in between: a few untimed calls first (from the first round on)
+                for (int i = 0; i < rewarm[k]; i++) {
+                    call(comm, c, in, out, count, 0);
+                    if (lineUp) {
+                        comm.barrier();
+                    }
                 }
-            }
-            comm.barrier();
-            long sum = 0;
-            for (int i = 0; i < iters; i++) {
-                long t0 = System.nanoTime();
-                call(comm, c, in, out, count, 0);
-                sum += System.nanoTime() - t0;
-                if (lineUp) {
-                    comm.barrier();
+                comm.barrier();
+                for (int i = 0; i < iters[k]; i++) {
+                    long t0 = System.nanoTime();
+                    call(comm, c, in, out, count, 0);
+                    lat[i] = (System.nanoTime() - t0) / 1e3;
+                    if (lineUp) {
+                        comm.barrier();
+                    }
                 }
+                comm.allreduce(lat, 0, latSum, 0, iters[k], Op.SUM);
+                rounds.get(k).add(Measurement.median(java.util.Arrays.copyOf(latSum, iters[k])) / comm.size());
             }
-            t[0] = sum / 1e3 / iters;
-            comm.allreduce(t, tmax, Op.MAX); // the job is as slow as its slowest rank
-            rounds.add(tmax[0]);
-            if (rounds.size() >= o.minRounds) {
-                double[] ms = meanSe(rounds);
-                if (ms[1] <= o.targetRse * ms[0]) {
-                    stable = true;
+            if (r + 1 >= o.minRounds) {
+                boolean all = true;
+                for (int k : here) {
+                    double[] ms = meanSe(rounds.get(k));
+                    stable[k] = ms[1] <= o.targetRse * ms[0];
+                    all &= stable[k];
+                }
+                if (all) {
                     break;
                 }
             }
         }
-        double[] ms = meanSe(rounds);
-        return new Measurement(nodes, ppn, c, cand.layer(), cand.name(), bytes, ms[0], ms[1], rounds.size(), stable);
+        Measurement[] res = new Measurement[n];
+        for (int k : here) {
+            double[] ms = meanSe(rounds.get(k));
+            Candidate cand = cands.get(k);
+            res[k] = new Measurement(nodes, ppn, c, cand.layer(), cand.name(), bytes, ms[0], ms[1], rounds.get(k).size(), stable[k]);
+        }
+        return res;
+    }
+
+    /** How long the untimed pass spends at one point, at most (at the slowest rank's pace). */
+    static final double UNTIMED_NANOS = 100e6;
+
+    /**
+     * The untimed pass at one point: 10 calls, then as many more as fill about {@link #UNTIMED_NANOS} at the
+     * slowest rank's pace (one allreduce of MAX, so every rank makes the same calls), at most {@code cap}; the
+     * root rotates so that every root's path is warmed. A fixed count (up to 3,000 calls or 64 MiB per point)
+     * took longer than a 150 s budget at 3 hosts x 2 ranks over TCP on a loaded machine, so a sweep under a
+     * budget measured nothing, however often it was resumed.
+     */
+    private static void untimed(Communicator comm, Collective c, double[] in, double[] out, int count, int cap) {
+        int first = Math.min(cap, 10);
+        long t0 = System.nanoTime();
+        for (int i = 0; i < first; i++) {
+            call(comm, c, in, out, count, i % comm.size());
+        }
+        double[] t = {(System.nanoTime() - t0) / (double) first};
+        double[] tmax = new double[1];
+        comm.allreduce(t, tmax, Op.MAX);
+        int more = (int) Math.min(cap - first, UNTIMED_NANOS / Math.max(1.0, tmax[0]));
+        for (int i = 0; i < more; i++) {
+            call(comm, c, in, out, count, (first + i) % comm.size());
+        }
     }
 
     /** {@code n} warm-up calls (each followed by a barrier when {@code lineUp}); their mean time per call in ns (0 for none). */

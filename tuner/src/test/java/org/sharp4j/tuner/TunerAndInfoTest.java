@@ -90,16 +90,18 @@ class TunerAndInfoTest {
         assertEquals(18, sink.size(), "each point in each of the 2 passes: " + sink);
         assertEquals(res.measurements, Measurement.overPassesByPoint(sink));
         assertEquals(18, res.total);
-        // interleaved: every candidate's pass 1 before any candidate's pass 2, and pass 2 starts one candidate further on
+        // every point's pass 1 before any point's pass 2; each point measured on all its candidates together,
+        // in the pass's order, and pass 2 starts one candidate further on
         List<String> order = new ArrayList<>();
         for (Measurement.Pass p : sink) {
-            String k = p.pass() + " " + p.point().candidate();
-            if (order.isEmpty() || !order.get(order.size() - 1).equals(k)) {
-                order.add(k);
-            }
+            order.add(p.pass() + " " + Measurement.name(p.point().collective()) + " " + p.point().bytes() + " " + p.point().candidate());
         }
-        assertEquals(List.of("1 tree:radix=2", "1 exchange", "1 tiled", "1 tiled:chunk=4k",
-                "2 exchange", "2 tiled", "2 tiled:chunk=4k", "2 tree:radix=2"), order);
+        assertEquals(List.of("1 allreduce 64 tree:radix=2", "1 allreduce 64 exchange", "1 allreduce 64 tiled", "1 allreduce 64 tiled:chunk=4k",
+                "1 allreduce 32768 tree:radix=2", "1 allreduce 32768 tiled", "1 allreduce 32768 tiled:chunk=4k",
+                "1 barrier 0 tree:radix=2", "1 barrier 0 exchange",
+                "2 allreduce 64 exchange", "2 allreduce 64 tiled", "2 allreduce 64 tiled:chunk=4k", "2 allreduce 64 tree:radix=2",
+                "2 allreduce 32768 tiled", "2 allreduce 32768 tiled:chunk=4k", "2 allreduce 32768 tree:radix=2",
+                "2 barrier 0 exchange", "2 barrier 0 tree:radix=2"), order);
         assertFalse(res.budgetSpent);
         assertTrue(res.notes.stream().anyMatch(x -> x.contains("one node")), res.notes.toString());
         Path table = dir.resolve("table.txt");
