@@ -8,7 +8,7 @@ import org.sharp4j.tuning.TuningTable;
 
 /**
  * What {@code --compare} measures next to the run's own sharp4j, in the same processes, alternating
- * ({@link Osu#execute}: per message size, blocks of calls on one then the other): Open MPI's Java
+ * ({@link Osu#measure}: per message size, blocks of calls on one then the other): Open MPI's Java
  * bindings ({@code mpi}), or sharp4j itself with other tuning, a second communicator over the same
  * bootstrap built from the run's settings with one tuning source replaced:
  * <ul>

@@ -458,6 +458,8 @@ public final class Osu {
     private static final class Timing {
         final double[] lat;
         final double[] blockUs;
+        /** The current block's calls (us), for its median; null with one block. */
+        final double[] block;
         long totalNanos;
         int timed;
         int calls;
@@ -466,6 +468,7 @@ public final class Osu {
         Timing(int iters, int blocks, boolean perIteration) {
             lat = perIteration ? new double[iters] : null;
             blockUs = new double[blocks];
+            block = blocks > 1 ? new double[(iters + blocks - 1) / blocks] : null;
         }
     }
 
@@ -475,9 +478,11 @@ public final class Osu {
      * A B ...), and the statistics of each (valid on rank 0). Each backend's iterations are split over the
      * blocks; its first block runs OMB's {@code skip} untimed calls first, every later one {@code skip / blocks}
      * (at least 1 unless skip is 0), since the other backend's calls ran in between. A backend's statistics are
-     * OMB's over all its timed calls. The ratio (two backends) is the median over blocks of the ratio of the
-     * blocks' averages over ranks: with one block exactly OMB's averages' ratio, with several it follows the
-     * machine's phases, which move both sides of a block pair alike.
+     * OMB's over all its timed calls. The ratio (two backends): with one block the ratio of OMB's averages (the
+     * old loop: all of one, then all of the other); with several, the median over blocks of the ratio of the two
+     * sides' block figures, a block's figure being its median call averaged over ranks. Both sides of a block
+     * pair run in the same phase of the machine, and the medians keep a stalled call or a stalled block (a
+     * descheduled rank: milliseconds among 100 us calls) from deciding the ratio.
      */
     static Measured measure(OsuOptions o, List<Backend> backends, Buffers[] bufs, int count, int iters, int skip) {
         int n = backends.size();
@@ -600,6 +605,9 @@ public final class Osu {
                 if (t.lat != null) {
                     t.lat[t.timed] = (t1 - t0) / 1e3;
                 }
+                if (t.block != null) {
+                    t.block[i - skip] = (t1 - t0) / 1e3;
+                }
                 t.timed++;
             }
         }
@@ -607,7 +615,9 @@ public final class Osu {
             b.barrier();
         }
         t.totalNanos += blockNanos;
-        t.blockUs[block] = iters == 0 ? 0 : blockNanos / 1e3 / iters;
+        if (t.block != null) {
+            t.blockUs[block] = iters == 0 ? 0 : median(java.util.Arrays.copyOf(t.block, iters));
+        }
     }
 
     /**

@@ -125,8 +125,8 @@ public final class OsuOptions {
     String compare;
 
     @Option(names = "--blocks", paramLabel = "N", description = "with --compare: each size's iterations in N blocks, alternating "
-            + "between the two (A B, then B A, ...); the ratio is the median over blocks of the blocks' ratios (default 1 with mpi: "
-            + "the ratio of the averages; 10 otherwise)")
+            + "between the two (A B, then B A, ...); the ratio is then the median over blocks of the ratio of the blocks' median calls "
+            + "(default 1 with mpi: the ratio of the averages, as OMB's loop run twice; 10 otherwise)")
     Integer blocks;
 
     @Option(names = "--csv", paramLabel = "FILE", description = "also write the rows to FILE (rank 0): collective, ranks, nodes, backend, datatype, size and every "

@@ -12,7 +12,7 @@ import java.util.Locale;
  *
  * <p>With {@code --compare} (this port only) the same statistics follow for the compared side, prefixed
  * {@code MPI} (or {@code Built-in}, {@code Table}, {@code Tune}: {@link Comparison#prefix()}), then the ratio
- * sharp4j / other (with one block, that of the averages; see {@link Osu#execute}); each of these columns is at
+ * sharp4j / other (with one block that of the averages, with several that of the blocks' medians: {@link Osu#measure}); each of these columns is at
  * least two characters wider than its name, so that every pair of names is separated by two spaces or more.
  *
  * <p>Also writes the rows as CSV, with the run's metadata (collective, ranks, nodes, backend) in the

@@ -44,7 +44,7 @@ import org.sharp4j.tuning.Sizes;
  * then {@link Options#passes} passes: each pass creates every candidate's communicator (new connections;
  * at most {@link Options#together} open at once) and measures each point on all of them together:
  * warm-up calls per candidate, then rounds in which every candidate in turn makes a block of timed calls
- * (about 30 ms each, at most {@link Options#iterations} calls; the block's figure OSU's P50: the median over
+ * (about 30 ms, at least 5 and at most {@link Options#iterations} calls; the block's figure OSU's P50: the median over
  * its calls of the call's time averaged over the ranks), the order rotating from round to round, until
  * every candidate's standard error of the mean is under the target or {@link Options#maxRounds} rounds.
  * Interleaved so, every candidate meets the same phases of the machine, as the two sides of the OSU ports'
@@ -647,6 +647,8 @@ public final class Tuner {
 
     /** Target length of one round of timed calls. */
     static final double ROUND_NANOS = 30e6;
+    /** Fewest timed calls of a candidate's block in a round, however long a call takes. */
+    static final int MIN_BLOCK = 5;
 
     /**
      * One point on the candidates {@code here} (indices into {@code cands} and {@code comms}), measured
@@ -681,7 +683,7 @@ public final class Tuner {
                 continue;
             }
             Communicator comm = comms.get(k);
-            // A round lasts about ROUND_NANOS whatever a call costs (at least 10 calls, at most the
+            // A round lasts about ROUND_NANOS whatever a call costs (at least MIN_BLOCK calls, at most the
             // iterations asked for): 1,000 calls of 100 us over TCP made one point take seconds. So does
             // the warm-up, at most o.warmup calls: a few first calls (new connections), a few timed ones,
             // then as many as fill about a round. The counts come from the slowest rank's cost (an
@@ -697,7 +699,9 @@ public final class Tuner {
                 comm.allreduce(t, tmax, Op.MAX);
             }
             int most = bytes > 65536 ? Math.max(10, o.iterations / 5) : o.iterations;
-            iters[k] = (int) Math.max(10, Math.min(most, ROUND_NANOS / Math.max(1.0, tmax[0])));
+            // at least MIN_BLOCK calls: a block of 16 MiB calls over TCP (70-100 ms each) lasts 0.5 s so, and every
+            // candidate runs maxRounds of them (interleaved rounds end when every candidate is stable)
+            iters[k] = (int) Math.max(MIN_BLOCK, Math.min(most, ROUND_NANOS / Math.max(1.0, tmax[0])));
             rewarm[k] = Math.min(o.warmup, Math.max(2, iters[k] / 10));
         }
         // A round's figure is OSU's P50 over its calls: each call's time averaged over the ranks (one
