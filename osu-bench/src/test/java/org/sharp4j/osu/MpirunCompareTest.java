@@ -113,6 +113,29 @@ class MpirunCompareTest {
     }
 
     /**
+     * {@code --compare tune=RULES} under mpirun: two sharp4j communicators over MPI's bootstrap, the second
+     * with the override (with -Dsharp4j.log.level=INFO each logs its setup, the second's table from the
+     * override), both sides validated, the blocks' ratio column.
+     */
+    @Test
+    void compareSharp4jWithOtherTuning() throws Exception {
+        assumeMpi();
+        Procs.Result r = mpirun(List.of(), List.of("-Dsharp4j.log.level=INFO"), "org.sharp4j.osu.OsuReduce", "--compare",
+                "tune=reduce:0-inf:tiled", "--blocks", "5", "-m", "8:64", "-i", "50", "-x", "5", "-c", "--jit-warmup", "200");
+        assertEquals(0, r.exit(), r::toString);
+        assertTrue(r.out().contains("# sharp4j port: library sharp4j vs sharp4j tune reduce:0-inf:tiled, 2 ranks, 1 node\n"), r::toString);
+        assertTrue(r.out().contains("Ratio(sharp4j/Tune)"), r::toString);
+        List<String[]> rows = EndToEndThreadsTest.rows(r.out());
+        assertEquals(4, rows.size(), r::toString);
+        for (String[] row : rows) {
+            assertEquals(6, row.length, r::toString); // size avg validation | avg validation ratio
+            assertEquals("Pass", row[2], r::toString);
+            assertEquals("Pass", row[4], r::toString);
+            assertTrue(Double.parseDouble(row[5]) > 0, r::toString);
+        }
+    }
+
+    /**
      * The agent with the benchmarks' class path (which holds the plain sharp4j-mpi jar, as
      * osu-bench/target/lib does): the JVM loads the agent's Premain-Class from the class path first,
      * so that must work too (it needs Byte Buddy there); the calls are routed through sharp4j.

@@ -144,11 +144,17 @@ class SlurmNetnsOsuTest {
 
     /** srun MPI -N 3 -n 6 java [sharp4j options] MAIN args, against the rig's cluster; a 3-minute limit for the step. */
     static Procs.Result srun(String mpi, String main, String... args) throws Exception {
+        return srun(mpi, List.of(), main, args);
+    }
+
+    /** {@code props}: more JVM options for every rank (e.g. -Dsharp4j.tune.file=...). */
+    static Procs.Result srun(String mpi, List<String> props, String main, String... args) throws Exception {
         List<String> cp = new ArrayList<>(Procs.classPath());
         cp.removeIf(Procs::isMpiJar);
         List<String> cmd = new ArrayList<>(List.of("bash", rig.toString(), "exec", "--", "srun", "--mpi=" + mpi, "-N", "3", "-n", "6",
                 "-t", "3", Procs.java(), "-Xmx256m", MARK, "-cp", Procs.join(cp)));
         cmd.addAll(SHARP4J_OPTS);
+        cmd.addAll(props);
         cmd.add(main);
         cmd.addAll(List.of(args));
         return Procs.run(cmd, ENV, 300);
@@ -251,6 +257,21 @@ class SlurmNetnsOsuTest {
             assertTrue(lines.contains("[nodes=3:ppn=2:measured]"), lines::toString);
             assertTrue(lines.stream().anyMatch(l -> l.matches("allreduce:0-inf:(knomial|sra):radix=2")), lines::toString);
             assertTrue(lines.stream().anyMatch(l -> l.matches("allreduce:0-[^:]+:(tree:radix=2|exchange|tiled)")), lines::toString);
+
+            // read back: the job's ranks run the table (info names its rule for the host path, measured here), and the
+            // OSU port compares it with the built-in rules in the same job step (two communicators over PMIx)
+            List<String> withTable = List.of("-Dsharp4j.tune.file=" + table);
+            Procs.Result info = srun("pmix", withTable, "org.sharp4j.launch.Info");
+            assertEquals(0, info.exit(), info::toString);
+            assertTrue(info.out().matches("(?s).*allreduce inter [^\\n]*radix=2 +<- " + Pattern.quote(table.toString())
+                    + ":\\d+: [^\\n]*\\[measured on this cluster\\].*"), info::toString);
+            Procs.Result cmp = srun("pmix", withTable, "org.sharp4j.osu.OsuAllreduce", "--compare", "builtin", "-m", "8:64", "-i", "20",
+                    "-x", "2", "-c", "--jit-warmup", "100");
+            assertEquals(0, cmp.exit(), cmp::toString);
+            assertTrue(cmp.out().contains("# sharp4j port: library sharp4j vs sharp4j built-in, 6 ranks, 3 nodes\n"), cmp::toString);
+            List<String[]> rows = EndToEndThreadsTest.rows(cmp.out());
+            assertEquals(4, rows.size(), cmp::toString);
+            rows.forEach(row -> assertTrue(row[2].equals("Pass") && row[4].equals("Pass"), cmp::toString));
         } finally {
             for (String f : new String[] {"tuned.txt", "tuned.txt.csv"}) {
                 Files.deleteIfExists(dir.resolve(f));

@@ -37,7 +37,9 @@ import org.sharp4j.tuning.TuningTable;
  * chosen as a prefix from 0 bytes (the engine hands SHARP the messages below one limit), so after
  * the first size a host algorithm wins, SHARP is no longer a candidate. A winner covers the sizes
  * from the first measured size where it won to the next winner's; the first from 0, the last to inf,
- * except the exchange (tried only at small sizes): at most up to twice the largest size it won at.
+ * except the exchange (tried only at small sizes): at most up to twice the largest size it won at. Where the
+ * next winner is the built-in choice over the unmeasured sizes before it, its rule starts just above the
+ * previous measured size instead: those sizes keep the built-in choice.
  */
 public final class TuneTable {
     /** The default fraction a challenger must beat the incumbent by. */
@@ -46,8 +48,12 @@ public final class TuneTable {
     private TuneTable() {
     }
 
-    /** One decided size: the winner and whether it was separable from the incumbent. */
-    public record Choice(int nodes, int ppn, Collective collective, String layer, long bytes, String candidate, String note) {
+    /**
+     * One decided size: the winner and whether it was separable from the incumbent. {@code from}: where a rule
+     * for this winner starts if its run starts here: {@code bytes}, or just above the previous measured size
+     * when the winner is the built-in choice over the whole gap (see {@link #choose}).
+     */
+    public record Choice(int nodes, int ppn, Collective collective, String layer, long bytes, String candidate, String note, long from) {
     }
 
     /** The choices for every (shape, collective, layer, size) in {@code ms}, in size order. */
@@ -88,6 +94,7 @@ public final class TuneTable {
         String prevDepth = null;
         boolean sharpAllowed = true;
         CompiledTable builtIn = TuningTable.builtIn().compile(nodes, ppn);
+        long prevBytes = -1;
         for (long bytes : sizes) {
             List<Measurement> at = new ArrayList<>();
             List<Measurement> depths = new ArrayList<>(); // SHARP at each pipeline depth: "sharp" is the default one
@@ -116,7 +123,17 @@ public final class TuneTable {
                 prevDepth = depth[0];
                 pick = new String[] {depth[0], pick[1].isEmpty() ? depth[1] : depth[1].isEmpty() ? pick[1] : pick[1] + "; " + depth[1]};
             }
-            out.add(new Choice(nodes, ppn, c, layer, bytes, pick[0], pick[1]));
+            // Sizes between two measured ones whose winners differ were not measured: where the upper one's winner
+            // is the built-in choice over the whole gap, the gap runs it (the incumbent where the evidence is
+            // unclear). At 3 hosts reduce radix 2 won at 16 KiB and the built-in radix 3 at 64 KiB; with the
+            // boundary at 64 KiB, osu_reduce ran 32 KiB 1.18x slower than the built-in table.
+            long from = bytes;
+            if (prevBytes >= 0 && prevBytes + 1 < bytes && pick[0].equals(builtin)
+                    && pick[0].equals(builtInCandidate(builtIn, c, layer, prevBytes + 1, nodes, ppn))) {
+                from = prevBytes + 1;
+            }
+            out.add(new Choice(nodes, ppn, c, layer, bytes, pick[0], pick[1], from));
+            prevBytes = bytes;
         }
         return out;
     }
@@ -259,7 +276,7 @@ public final class TuneTable {
         List<String> winners = new ArrayList<>();
         for (Choice ch : cs) {
             if (winners.isEmpty() || !winners.get(winners.size() - 1).equals(ch.candidate())) {
-                starts.add(winners.isEmpty() ? 0L : ch.bytes());
+                starts.add(winners.isEmpty() ? 0L : ch.from());
                 winners.add(ch.candidate());
             }
         }

@@ -368,6 +368,8 @@ public final class Tuner {
         }
         if (out != null) {
             out.println();
+            out.println(String.format(Locale.ROOT, "sharp4j tune: %d point-pass(es) measured in %.0f s (this run, with its set-up)",
+                    doneCount[0] - res.skipped, (System.nanoTime() - start) / 1e9));
             if (res.budgetSpent) {
                 out.println("sharp4j tune: the budget is spent after " + doneCount[0] + " of " + total
                         + " point-pass(es); the table has what was measured; rerun with the same output to continue");

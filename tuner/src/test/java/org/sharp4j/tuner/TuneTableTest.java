@@ -374,4 +374,23 @@ class TuneTableTest {
         ms = Measurement.overPassesByPoint(ps.subList(0, 4));
         assertTrue(!TuneTable.fasterInEveryPass(ms.get(0), ms.get(1), TuneTable.GUARD));
     }
+
+    /**
+     * Between two measured sizes whose winners differ, the unmeasured sizes keep the built-in choice when the
+     * upper winner is it (3 hosts: radix 2 won at 16 KiB, the built-in radix 3 at 64 KiB, and osu_reduce ran
+     * 32 KiB 1.18x slower with the boundary at 64 KiB); a winner that is not the built-in starts where it was measured.
+     */
+    @Test
+    void theGapBeforeAReturnToTheBuiltInChoiceKeepsIt() {
+        Collective red = Collective.REDUCE;
+        List<Measurement> ms = new ArrayList<>();
+        ms.add(new Measurement(3, 1, red, "inter", "knomial:radix=2", 16384, 100, 1, 2, true));
+        ms.add(new Measurement(3, 1, red, "inter", "knomial:radix=3", 16384, 150, 1, 2, true));
+        ms.add(new Measurement(3, 1, red, "inter", "knomial:radix=2", 65536, 400, 1, 2, true));
+        ms.add(new Measurement(3, 1, red, "inter", "knomial:radix=3", 65536, 300, 1, 2, true));
+        ms.add(new Measurement(3, 1, red, "inter", "knomial:radix=2", 262144, 800, 1, 2, true));
+        ms.add(new Measurement(3, 1, red, "inter", "knomial:radix=3", 262144, 1200, 1, 2, true));
+        List<String> rules = TuneTable.section(ms, 3, 1, TuneTable.GUARD).stream().filter(l -> !l.startsWith("#") && !l.startsWith("[")).toList();
+        assertEquals(List.of("reduce:0-16385:knomial:radix=2", "reduce:16385-256k:knomial:radix=3", "reduce:256k-inf:knomial:radix=2"), rules);
+    }
 }
