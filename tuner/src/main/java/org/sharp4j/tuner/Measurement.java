@@ -7,9 +7,9 @@ import org.sharp4j.tuning.Collective;
 
 /**
  * One point of a {@code sharp4j tune} sweep: a candidate at one size, for one job shape. Measured
- * in one pass (one communicator, so one set of connections) it is the mean over rounds of each
+ * in one pass (one communicator, so one set of connections) it is the median over rounds of each
  * round's median call (a call's time averaged over the ranks: OSU's P50) and the standard error of
- * that mean; over several passes
+ * that median; over several passes
  * ({@link #overPasses}) it is the median of the passes' figures and an error from their spread.
  *
  * @param nodes     nodes of the job it was measured in

@@ -68,13 +68,8 @@ public final class TunePlot {
     }
 
     static String chosen(List<TuneTable.Choice> choices, Measurement m) {
-        for (TuneTable.Choice c : choices) {
-            if (c.nodes() == m.nodes() && c.ppn() == m.ppn() && c.collective() == m.collective() && c.layer().equals(m.layer())
-                    && c.bytes() == m.bytes()) {
-                return c.candidate();
-            }
-        }
-        return null;
+        TuneTable.Choice c = choiceAt(choices, m);
+        return c == null ? null : c.candidate();
     }
 
     /** One chart: every candidate of one shape, collective and layer. */
@@ -91,7 +86,7 @@ public final class TunePlot {
         plot.highlightLegend("chosen");
         LogPlot.Marker[] markers = {LogPlot.Marker.CIRCLE, LogPlot.Marker.SQUARE, LogPlot.Marker.TRIANGLE, LogPlot.Marker.DIAMOND};
         int i = 0;
-        java.util.TreeMap<Long, String> switches = new java.util.TreeMap<>();
+        java.util.TreeMap<Long, TuneTable.Choice> switches = new java.util.TreeMap<>();
         for (Map.Entry<String, List<Measurement>> c : byCandidate.entrySet()) {
             List<Measurement> ps = c.getValue();
             double[] x = ps.stream().mapToDouble(p -> Math.max(1, p.bytes())).toArray();
@@ -101,18 +96,34 @@ public final class TunePlot {
             for (int k = 0; k < h.length; k++) {
                 String ch = chosen(choices, ps.get(k));
                 h[k] = c.getKey().equals(ch);
-                switches.put(ps.get(k).bytes(), ch);
+                TuneTable.Choice at = choiceAt(choices, ps.get(k));
+                if (at != null) {
+                    switches.put(ps.get(k).bytes(), at);
+                }
             }
             plot.add(c.getKey(), x, y).errorBars(err).highlight(h).marker(markers[i % markers.length]);
             i++;
         }
         String prev = null;
-        for (Map.Entry<Long, String> e : switches.entrySet()) {
-            if (prev != null && e.getValue() != null && !e.getValue().equals(prev)) {
-                plot.vertical(e.getKey(), "\u2265 " + LogPlot.bytesLabel(e.getKey()) + ": " + e.getValue());
+        for (TuneTable.Choice ch : switches.values()) {
+            if (prev != null && !ch.candidate().equals(prev)) {
+                // where the table's rule starts: at the size, or just above the previous measured one (TuneTable.choose)
+                String where = ch.from() == ch.bytes() ? "\u2265 " + LogPlot.bytesLabel(ch.bytes()) : "> " + LogPlot.bytesLabel(ch.from() - 1);
+                plot.vertical(ch.from(), where + ": " + ch.candidate());
             }
-            prev = e.getValue();
+            prev = ch.candidate();
         }
         return plot;
+    }
+
+    /** The choice made at {@code m}'s shape, collective, layer and size, or null. */
+    static TuneTable.Choice choiceAt(List<TuneTable.Choice> choices, Measurement m) {
+        for (TuneTable.Choice c : choices) {
+            if (c.nodes() == m.nodes() && c.ppn() == m.ppn() && c.collective() == m.collective() && c.layer().equals(m.layer())
+                    && c.bytes() == m.bytes()) {
+                return c;
+            }
+        }
+        return null;
     }
 }

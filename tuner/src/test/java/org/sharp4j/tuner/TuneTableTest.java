@@ -373,6 +373,18 @@ class TuneTableTest {
         // two passes only: not enough agreement
         ms = Measurement.overPassesByPoint(ps.subList(0, 4));
         assertTrue(!TuneTable.fasterInEveryPass(ms.get(0), ms.get(1), TuneTable.GUARD));
+
+        // the spine changes on the plain noise rule only (3 hosts x 2 ranks: radix 3 "faster in every pass" was noise)
+        List<Measurement.Pass> bar = new ArrayList<>();
+        double[][] k2 = {{687, 213}, {2067, 1097}, {1694, 1314}};
+        double[][] k3 = {{478, 198}, {261, 86}, {781, 451}};
+        for (int p = 0; p < 3; p++) {
+            bar.add(new Measurement.Pass(new Measurement(3, 2, Collective.BARRIER, "inter", "knomial:radix=2", 0, k2[p][0], k2[p][1], 4, false), p + 1));
+            bar.add(new Measurement.Pass(new Measurement(3, 2, Collective.BARRIER, "inter", "knomial:radix=3", 0, k3[p][0], k3[p][1], 4, false), p + 1));
+        }
+        ms = Measurement.overPassesByPoint(bar);
+        assertTrue(TuneTable.fasterInEveryPass(ms.get(1), ms.get(0), TuneTable.GUARD));
+        assertEquals("knomial:radix=2", TuneTable.choose(ms, 3, 2, Collective.BARRIER, "inter", TuneTable.GUARD).get(0).candidate());
     }
 
     /**
