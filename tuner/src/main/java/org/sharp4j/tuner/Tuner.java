@@ -471,7 +471,11 @@ public final class Tuner {
                     if (outOfTime(boot, o, start)) {
                         return false;
                     }
-                    Measurement[] ms = measurePoint(comms, cands, here, c, bytes, o, res.nodes, res.ppn);
+                    boolean anyNodeLocal = false;
+                    for (int k : here) {
+                        anyNodeLocal |= nodeLocal[k];
+                    }
+                    Measurement[] ms = measurePoint(comms, cands, here, c, bytes, o, res.nodes, res.ppn, anyNodeLocal ? boot : null);
                     for (int k : here) {
                         Measurement.Pass m = new Measurement.Pass(nodeLocal[k] ? slowestNode(boot, ms[k]) : ms[k], p);
                         got.add(m);
@@ -660,10 +664,12 @@ public final class Tuner {
      * of a loaded machine (at 3 hosts x 2 ranks the same candidate's rounds spread 5x within seconds, and a
      * sweep chose a reduce radix that osu_reduce, side by side, measured 1.1-1.5x slower); interleaved, as
      * the OSU ports' {@code --compare} interleaves its two sides, every candidate's rounds see the same
-     * phases. Returns each candidate's figure (null for those not in {@code here}).
+     * phases. Returns each candidate's figure (null for those not in {@code here}). {@code agree}: the job's
+     * bootstrap when a candidate is node-local (its rounds, and so the decision to stop, differ between
+     * nodes): every rank then stops where all would; null otherwise.
      */
     private static Measurement[] measurePoint(List<Communicator> comms, List<Candidate> cands, List<Integer> here, Collective c, long bytes,
-            Options o, int nodes, int ppn) {
+            Options o, int nodes, int ppn, Bootstrap agree) {
         int count = (int) Math.max(1, bytes / 8);
         double[] in = new double[count];
         double[] out = new double[count];
@@ -746,6 +752,13 @@ public final class Tuner {
                     double[] ms = meanSe(rounds.get(k));
                     stable[k] = ms[1] <= o.targetRse * ms[0];
                     all &= stable[k];
+                }
+                if (agree != null) {
+                    // a node-local candidate's rounds differ from node to node, so would the decision: every rank
+                    // of the job must make the same rounds (a job-wide candidate in the group would wait forever)
+                    for (byte[] b : agree.allgather(new byte[] {(byte) (all ? 1 : 0)})) {
+                        all &= b[0] != 0;
+                    }
                 }
                 if (all) {
                     break;
