@@ -10,10 +10,7 @@
 #   .ci/netns-rig.sh down                  remove it (kills processes left inside; safe to repeat)
 #   .ci/netns-rig.sh run [HOSTS] -- CMD..  up, run CMD, down (also on error or signal); CMD's exit code
 #   .ci/netns-rig.sh exec RANK SIZE CMD..  run CMD as rank RANK of SIZE on its host: host = RANK*HOSTS/SIZE
-#                                          (blocks of consecutive ranks), as LocalLauncher's --rank-prefix;
-#                                          with RIG_PIN=1 bound to CPU number RANK mod the CPUs it may use (taskset),
-#                                          so that a host's ranks sit on distinct CPUs and every launch places
-#                                          the ranks alike (the launcher binds only when ranks <= CPUs)
+#                                          (blocks of consecutive ranks), as LocalLauncher's --rank-prefix
 #
 # Settings (environment): RIG_ID names everything (default s4j; namespaces $RIG_ID-h0.., bridge
 # ${RIG_ID}br, veths ${RIG_ID}v0..; at most 10 characters), RIG_NET the /24 prefix (default
@@ -141,16 +138,7 @@ case "${1:-}" in
     hosts=${RIG_HOSTS:?RIG_HOSTS is not set (use run, or export it after up)}
     h=$((rank * hosts / size))
     export HOSTNAME="host$h"
-    pin=()
-    if [ "${RIG_PIN:-0}" = 1 ]; then
-      command -v taskset >/dev/null || die "RIG_PIN=1 needs taskset (util-linux)"
-      cpus=()
-      for part in $(taskset -cp $$ | sed 's/.*: //' | tr ',' ' '); do
-        if [[ $part == *-* ]]; then cpus+=($(seq "${part%-*}" "${part#*-}")); else cpus+=("$part"); fi
-      done
-      pin=(taskset -c "${cpus[$((rank % ${#cpus[@]}))]}")
-    fi
-    exec "${pin[@]}" ip netns exec "$RIG_ID-h$h" unshare -u sh -c 'hostname "$HOSTNAME" && exec "$@"' sh "$@"
+    exec ip netns exec "$RIG_ID-h$h" unshare -u sh -c 'hostname "$HOSTNAME" && exec "$@"' sh "$@"
     ;;
   *)
     sed -n '2,25p' "$self" | sed 's/^# \{0,1\}//'
