@@ -26,40 +26,8 @@ final class ThreadJob {
 
     /** {@code wrap} may replace each rank's backend (tests inject faults with it). */
     static List<RankResult> run(int n, Kind kind, UnaryOperator<Backend> wrap, String... args) {
-        List<Bootstrap> boots = ThreadBootstrap.group(n, 60_000);
-        RankResult[] results = new RankResult[n];
-        List<Thread> threads = new ArrayList<>();
-        for (int r = 0; r < n; r++) {
-            final int rank = r;
-            Thread t = new Thread(() -> {
-                ByteArrayOutputStream out = new ByteArrayOutputStream();
-                ByteArrayOutputStream err = new ByteArrayOutputStream();
-                int exit = -1;
-                Throwable thrown = null;
-                try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
-                        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
-                    exit = Osu.run(kind, args, o, e, opts -> Osu.Backends.of(
-                            wrap.apply(new Sharp4jBackend(Sharp4j.create(boots.get(rank), Config.defaults()), true))));
-                } catch (Throwable e) {
-                    thrown = e;
-                }
-                results[rank] = new RankResult(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8), thrown);
-            }, "osu-rank-" + r);
-            t.setDaemon(true);
-            threads.add(t);
-            t.start();
-        }
-        for (int r = 0; r < n; r++) {
-            try {
-                threads.get(r).join(180_000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            if (threads.get(r).isAlive()) {
-                throw new AssertionError("rank " + r + " of " + kind.program + " " + String.join(" ", args) + " still running (hang)");
-            }
-        }
-        return List.of(results);
+        return runWith(n, kind, (boot, opts) -> Osu.Backends.of(wrap.apply(new Sharp4jBackend(Sharp4j.create(boot, Config.defaults()), true))),
+                args);
     }
 
     /**
@@ -68,6 +36,19 @@ final class ThreadJob {
      * both to {@code check} before the run.
      */
     static List<RankResult> runPairs(int n, Kind kind, java.util.function.BiConsumer<Sharp4jBackend, Sharp4jBackend> check, String... args) {
+        return runWith(n, kind, (boot, opts) -> {
+            Sharp4jBackend a = new Sharp4jBackend(Sharp4j.create(boot, Config.defaults()), true);
+            Sharp4jBackend b = new Sharp4jBackend(Sharp4j.create(boot, opts.comparison().apply(Config.defaults())), true);
+            if (boot.rank() == 0) {
+                check.accept(a, b);
+            }
+            return new Osu.Backends(List.of(a, b), List.of(a, b));
+        }, args);
+    }
+
+    /** Runs the command line on {@code n} thread ranks, each opening its backends with {@code open} over its bootstrap. */
+    private static List<RankResult> runWith(int n, Kind kind, java.util.function.BiFunction<Bootstrap, OsuOptions, Osu.Backends> open,
+            String... args) {
         List<Bootstrap> boots = ThreadBootstrap.group(n, 60_000);
         RankResult[] results = new RankResult[n];
         List<Thread> threads = new ArrayList<>();
@@ -80,14 +61,7 @@ final class ThreadJob {
                 Throwable thrown = null;
                 try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
                         PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
-                    exit = Osu.run(kind, args, o, e, opts -> {
-                        Sharp4jBackend a = new Sharp4jBackend(Sharp4j.create(boots.get(rank), Config.defaults()), true);
-                        Sharp4jBackend b = new Sharp4jBackend(Sharp4j.create(boots.get(rank), opts.comparison().apply(Config.defaults())), true);
-                        if (rank == 0) {
-                            check.accept(a, b);
-                        }
-                        return new Osu.Backends(List.of(a, b), List.of(a, b));
-                    });
+                    exit = Osu.run(kind, args, o, e, opts -> open.apply(boots.get(rank), opts));
                 } catch (Throwable e) {
                     thrown = e;
                 }

@@ -78,10 +78,11 @@ class TuneWithSharpTest {
                 assertTrue(((List<?>) r.get(1)).isEmpty(), r.get(1).toString());
                 Tuner.Result res = (Tuner.Result) r.get(0);
                 // 2 nodes x 1 rank: no intra-node candidates; first what runs on no chosen spine: knomial:radix=2's
-                // barrier (the spine), sharp (2 + barrier); then on the spine: knomial:radix=2 (2 sizes), sra:radix=2 (2)
+                // barrier (the spine), sharp (2 + barrier); then on the spine: knomial:radix=2 (2 sizes), sra:radix=2 (2);
+                // point by point, every candidate of a point together
                 List<String> got = res.measurements.stream().map(m -> m.candidate() + "@" + m.bytes()).toList();
-                assertEquals(List.of("knomial:radix=2@0", "sharp@8", "sharp@65536", "sharp@0", "knomial:radix=2@8", "knomial:radix=2@65536",
-                        "sra:radix=2@8", "sra:radix=2@65536"), got);
+                assertEquals(List.of("sharp@8", "sharp@65536", "knomial:radix=2@0", "sharp@0", "knomial:radix=2@8", "sra:radix=2@8",
+                        "knomial:radix=2@65536", "sra:radix=2@65536"), got);
                 assertTrue(res.measurements.stream().allMatch(m -> m.passes() == 2), res.measurements.toString());
                 assertTrue(res.measurements.stream().allMatch(m -> m.layer().equals(Measurement.INTER) && m.nodes() == 2 && m.ppn() == 1));
                 List<String> sec = TuneTable.section(res.measurements, 2, 1, TuneTable.GUARD);
@@ -113,7 +114,7 @@ class TuneWithSharpTest {
                 Tuner.Result res = (Tuner.Result) r.get(0);
                 List<String> got = res.measurements.stream().map(m -> m.candidate() + "@" + m.bytes()).toList();
                 assertEquals(List.of("sharp@8", "sharp@65536", "sharp:pipeline=1@65536", "sharp:pipeline=8@65536",
-                        "knomial:radix=2@8", "knomial:radix=2@65536", "sra:radix=2@8", "sra:radix=2@65536"), got);
+                        "knomial:radix=2@8", "sra:radix=2@8", "knomial:radix=2@65536", "sra:radix=2@65536"), got);
                 List<String> sec = TuneTable.section(res.measurements, 2, 1, TuneTable.GUARD);
                 CompiledTable t = TuningTable.builtIn().withFileLines(sec, "tuned").compile(2, 1);
                 for (TuneTable.Choice c : TuneTable.choose(res.measurements, TuneTable.GUARD)) {
