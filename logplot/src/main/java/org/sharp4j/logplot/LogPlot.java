@@ -503,14 +503,28 @@ public final class LogPlot {
             gc.setColor(new Color(l.color.getRed(), l.color.getGreen(), l.color.getBlue(), 48));
             gc.fill(band);
         }
-        for (VLine v : vlines) {
+        // labels of nearby lines go one text line lower, so that none is drawn over another
+        List<Double> rowEnds = new ArrayList<>();
+        List<VLine> byX = new ArrayList<>(vlines);
+        byX.sort(java.util.Comparator.comparingDouble(v -> v.x));
+        for (VLine v : byX) {
             double x = px.applyAsDouble(v.x);
             gc.setColor(new Color(90, 90, 90));
             gc.setStroke(new BasicStroke(1.2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
             gc.draw(new Line2D.Double(x, plotTop, x, plotBottom));
             gc.setFont(tickFont);
             gc.setStroke(thin);
-            gc.drawString(v.label, (float) x + 4, plotTop + tm.getAscent() + 4);
+            int row = 0;
+            while (row < rowEnds.size() && rowEnds.get(row) > x) {
+                row++;
+            }
+            double end = x + 4 + gc.getFontMetrics().stringWidth(v.label) + 6;
+            if (row == rowEnds.size()) {
+                rowEnds.add(end);
+            } else {
+                rowEnds.set(row, end);
+            }
+            gc.drawString(v.label, (float) x + 4, plotTop + tm.getAscent() + 4 + row * (tm.getHeight() + 2));
         }
         for (Line l : lines) {
             Stroke s = l.dashed ? new BasicStroke(2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_ROUND, 10f, new float[] {8f, 5f}, 0f)
