@@ -184,6 +184,70 @@ final class ExchangeAlgorithm {
     }
 
     /**
+     * {@link #run} on a flat level for a payload of at most {@link ShmLevel#INLINE_BYTES}: the same
+     * protocol, lines, fold order and verdict, with the work ordered for latency. The input goes
+     * straight from the user's buffer into this rank's line and the line is published first;
+     * the diagnostics store of the sequence number follows it. The wait checks each peer's
+     * signature and status in the line it just fetched; only if one differs (or carries an
+     * error) does the general verdict pass ({@link #fold} without data: member 0's signature
+     * against every member's, statuses merged) run, reading the same published lines again. With
+     * two members the fold is {@code x0 op x1} straight into the user's output
+     * ({@link InlineData#fold2}; the same bits as the bracket, which for two members is that one
+     * operation); with more, the bracket into the private accumulator as in {@link #run}.
+     */
+    void runInline(Collective kind, DataType t, Op op, int root, int count, long desc, int radix) {
+        final Engine e = this.e;
+        final ShmLevel sock = e.sock;
+        final java.nio.ByteBuffer line = sock.buf;
+        final long s = e.advanceSeq();
+        final int set = ShmLevel.set(s);
+        final int me = sock.me;
+        final int ctl = sock.ctl(set, me);
+        final int bytes = t == null ? 0 : count * t.size;
+        if (bytes > 0) {
+            InlineData.copyIn(e.src, line, ctl + ShmLevel.INLINE, t, count);
+        }
+        Flags.put(line, ctl + ShmLevel.DESC, desc);
+        Flags.put(line, ctl + ShmLevel.STATUS, 0); // st.reset() then st.writeTo, as in run()
+        final long arrived = ShmLevel.enc(s, ShmLevel.ARRIVED);
+        Flags.release(line, ctl + ShmLevel.STATE, arrived);
+        e.progressSeq(s);
+        final CallStatus st = e.st;
+        st.reset();
+        if (kind == Collective.REDUCE && e.rank != root && me != 0) {
+            e.wentAhead(s); // a leaf: publish and go (class comment, "Who returns when")
+            return;
+        }
+        final Waiter w = e.waiter;
+        final int q = sock.members;
+        boolean clean = true;
+        for (int m = 0; m < q; m++) {
+            if (m != me) {
+                int c = sock.ctl(set, m);
+                w.await(line, c + ShmLevel.STATE, arrived, sock.ranks[m]);
+                clean &= !Desc.differs(Flags.plain(line, c + ShmLevel.DESC), desc) & Flags.plain(line, c + ShmLevel.STATUS) == 0;
+            }
+        }
+        if (!clean) {
+            fold(sock, set, s, desc, count, t, op, 0, radix); // the verdict exactly as run() reaches it
+            if (!st.ok()) {
+                if (me == 0) {
+                    sock.publish(set, ShmLevel.RELEASED, s, desc, st); // members that took the tree wait for a release
+                }
+                throw st.toException();
+            }
+        }
+        if (bytes > 0 && (kind == Collective.ALLREDUCE || e.rank == root)) {
+            if (q == 2) {
+                InlineData.fold2(e.dst, t, op, line, sock.ctl(set, 0) + ShmLevel.INLINE, sock.ctl(set, 1) + ShmLevel.INLINE, count);
+            } else {
+                subtree(sock, set, 0, q, Math.max(2, radix), 0, count, t, op, bytes);
+                e.dst.copyOutFrom(accViews, t, count);
+            }
+        }
+    }
+
+    /**
      * Waits for every member's ARRIVED in member order, checks each signature against member 0's,
      * merges the statuses they carry, and folds their data into {@link #acc} left to right.
      */
