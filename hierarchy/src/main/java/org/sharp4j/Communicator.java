@@ -42,7 +42,14 @@ public final class Communicator implements AutoCloseable {
         if (engine.heatPending()) {
             try {
                 long t0 = System.nanoTime();
-                engine.heated(heat(), t0);
+                int calls;
+                engine.waiter().heating(true); // yield to this JVM's compiler threads rather than spin against them
+                try {
+                    calls = heat();
+                } finally {
+                    engine.waiter().heating(false);
+                }
+                engine.heated(calls, t0);
                 bootstrap.barrier();
             } catch (RuntimeException | Error e) {
                 engine.close(); // nothing of a failed creation outlives it; the caller closes the bootstrap

@@ -335,7 +335,12 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             this.interStage = interUnit > 1 && localIndex == 0
                     ? java.nio.ByteBuffer.allocateDirect(interUnit * cfg.slotBytes()).order(java.nio.ByteOrder.nativeOrder()) : null;
             if (cfg.warmupRounds() > 0) {
-                warmUp(cfg.warmupRounds());
+                waiter.heating(true); // yield to this JVM's compiler threads rather than spin against them
+                try {
+                    warmUp(cfg.warmupRounds());
+                } finally {
+                    waiter.heating(false);
+                }
                 heatPending = true; // the Communicator over this engine heats through its public methods, then calls heated()
             }
         } catch (RuntimeException | Error e) {

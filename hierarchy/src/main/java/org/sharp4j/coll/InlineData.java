@@ -87,56 +87,65 @@ final class InlineData {
     /**
      * {@code dst[i] = line[a + i] op line[b + i]} for i in [0, count): the fold of two members
      * (a is the left operand), stored into the user's output; nothing if {@code dst} is none.
+     * The output's form and type are chosen once, outside the loops: a switch on them inside a
+     * loop let C2 hoist it as a profiled loop predicate, which trapped (and recompiled the
+     * exchange) whenever a program changed buffer forms.
      */
     static void fold2(Payload dst, DataType t, Op op, ByteBuffer line, int a, int b, int count) {
-        if (t.size == 8) {
-            for (int i = 0; i < count; i++) {
-                store8(dst, t, i, op8(t, op, Flags.plain(line, a + 8 * i), Flags.plain(line, b + 8 * i)));
-            }
-        } else {
-            for (int i = 0; i < count; i++) {
-                store4(dst, t, i, op4(t, op, Flags.plainInt(line, a + 4 * i), Flags.plainInt(line, b + 4 * i)));
-            }
-        }
-    }
-
-    private static void store8(Payload dst, DataType t, int i, long bits) {
         switch (dst.kind) {
-            case Payload.ARRAY:
-                if (t == DataType.DOUBLE) {
-                    ((double[]) dst.array)[dst.off + i] = Double.longBitsToDouble(bits);
-                } else {
-                    ((long[]) dst.array)[dst.off + i] = bits;
+            case Payload.ARRAY: {
+                final int o = dst.off;
+                switch (t) {
+                    case DOUBLE: {
+                        double[] out = (double[]) dst.array;
+                        for (int i = 0; i < count; i++) {
+                            out[o + i] = Double.longBitsToDouble(op8(t, op, Flags.plain(line, a + 8 * i), Flags.plain(line, b + 8 * i)));
+                        }
+                        return;
+                    }
+                    case LONG: {
+                        long[] out = (long[]) dst.array;
+                        for (int i = 0; i < count; i++) {
+                            out[o + i] = op8(t, op, Flags.plain(line, a + 8 * i), Flags.plain(line, b + 8 * i));
+                        }
+                        return;
+                    }
+                    case FLOAT: {
+                        float[] out = (float[]) dst.array;
+                        for (int i = 0; i < count; i++) {
+                            out[o + i] = Float.intBitsToFloat(op4(t, op, Flags.plainInt(line, a + 4 * i), Flags.plainInt(line, b + 4 * i)));
+                        }
+                        return;
+                    }
+                    default: {
+                        int[] out = (int[]) dst.array;
+                        for (int i = 0; i < count; i++) {
+                            out[o + i] = op4(t, op, Flags.plainInt(line, a + 4 * i), Flags.plainInt(line, b + 4 * i));
+                        }
+                        return;
+                    }
                 }
-                return;
+            }
             case Payload.BUFFER:
-                Flags.put(dst.buffer, (dst.off + i) * 8, bits);
+                fold2Words(dst.buffer, dst.off * t.size, t, op, line, a, b, count);
                 return;
             case Payload.SHARED:
-                Flags.put(dst.sharedLevel.buf, dst.sharedOff + i * 8, bits);
+                fold2Words(dst.sharedLevel.buf, dst.sharedOff, t, op, line, a, b, count);
                 return;
             default:
                 return; // no output on this rank
         }
     }
 
-    private static void store4(Payload dst, DataType t, int i, int bits) {
-        switch (dst.kind) {
-            case Payload.ARRAY:
-                if (t == DataType.FLOAT) {
-                    ((float[]) dst.array)[dst.off + i] = Float.intBitsToFloat(bits);
-                } else {
-                    ((int[]) dst.array)[dst.off + i] = bits;
-                }
-                return;
-            case Payload.BUFFER:
-                Flags.putInt(dst.buffer, (dst.off + i) * 4, bits);
-                return;
-            case Payload.SHARED:
-                Flags.putInt(dst.sharedLevel.buf, dst.sharedOff + i * 4, bits);
-                return;
-            default:
-                return;
+    private static void fold2Words(ByteBuffer d, int dOff, DataType t, Op op, ByteBuffer line, int a, int b, int count) {
+        if (t.size == 8) {
+            for (int i = 0; i < count; i++) {
+                Flags.put(d, dOff + 8 * i, op8(t, op, Flags.plain(line, a + 8 * i), Flags.plain(line, b + 8 * i)));
+            }
+        } else {
+            for (int i = 0; i < count; i++) {
+                Flags.putInt(d, dOff + 4 * i, op4(t, op, Flags.plainInt(line, a + 4 * i), Flags.plainInt(line, b + 4 * i)));
+            }
         }
     }
 

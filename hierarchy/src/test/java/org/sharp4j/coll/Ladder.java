@@ -11,11 +11,13 @@ import org.sharp4j.tuning.Collective;
 
 /**
  * Attribution ladder for the small-message hot path (issue 13; a measuring tool, not a test):
- * in the same two processes, interleaved in blocks, an 8-byte Allreduce timed as OSU times it
+ * in the same processes, interleaved in blocks, an 8-byte Allreduce timed as OSU times it
  * (nanoTime around the call, an untimed {@code comm.barrier()} after it) at each layer:
- * RAW (the exchange's own flag protocol on the real segment, spin loop), ALG
- * ({@code ExchangeAlgorithm.run}), ENG ({@code Engine.run}), API ({@code Communicator.allreduce}),
- * and the same for Barrier. Also each layer back to back (no barrier, block time / calls).
+ * RAW (the exchange's flag protocol alone on the real segment, spin loop), ALGgen
+ * ({@code ExchangeAlgorithm.run}, the general path), ALG ({@code runInline}), ENG
+ * ({@code Engine.run}), API ({@code Communicator.allreduce}), BAR ({@code comm.barrier()} timed).
+ * Per block the latencies of all ranks are summed per iteration and the P50 and P99 of the
+ * sum divided by the ranks are printed (OSU's figure), then the median over rounds.
  * {@code bin/sharp4j-run -np 2 --cp hierarchy/target/test-classes org.sharp4j.coll.Ladder [rounds] [calls]}
  */
 public final class Ladder {
@@ -27,10 +29,11 @@ public final class Ladder {
             Field f = Engine.class.getDeclaredField("exchange");
             f.setAccessible(true);
             ExchangeAlgorithm x = (ExchangeAlgorithm) f.get(e);
-            String[] names = {"RAW", "ALG", "ENG", "API", "RAWb", "ENGb", "APIb", "RAWbb", "APIbb", "APIbb_b"};
+            String[] names = {"RAW", "ALGgen", "ALG", "ENG", "API", "BAR"};
             double[][] p50 = new double[names.length][rounds];
             double[][] p99 = new double[names.length][rounds];
-            long[] lat = new long[calls];
+            double[] lat = new double[calls];
+            double[] sum = new double[calls];
             double[] in = {1.0 + e.rank};
             double[] out = new double[1];
             long desc = Desc.make(Collective.ALLREDUCE, DataType.DOUBLE, Op.SUM, 0, 1);
@@ -38,77 +41,65 @@ public final class Ladder {
             for (int r = -1; r < rounds; r++) {
                 for (int l = 0; l < names.length; l++) {
                     comm.barrier();
-                    long blockStart = System.nanoTime();
                     for (int i = 0; i < calls; i++) {
                         long t0 = System.nanoTime();
                         switch (l) {
-                            case 0: raw(e, true); break;
+                            case 0: raw(e); break;
                             case 1:
                                 e.src.array(in, 0);
                                 e.dst.array(out, 0);
-                                x.runInline(Collective.ALLREDUCE, DataType.DOUBLE, Op.SUM, 0, 1, desc, radix);
+                                x.run(Collective.ALLREDUCE, DataType.DOUBLE, Op.SUM, 0, 1, desc, radix);
                                 break;
                             case 2:
                                 e.src.array(in, 0);
                                 e.dst.array(out, 0);
+                                x.runInline(Collective.ALLREDUCE, DataType.DOUBLE, Op.SUM, 0, 1, desc, radix);
+                                break;
+                            case 3:
+                                e.src.array(in, 0);
+                                e.dst.array(out, 0);
                                 e.run(Collective.ALLREDUCE, DataType.DOUBLE, Op.SUM, 0, 1);
                                 break;
-                            case 3: comm.allreduce(in, 0, out, 0, 1, Op.SUM); break;
-                            case 4: raw(e, false); break;
-                            case 5:
-                                e.src.none();
-                                e.dst.none();
-                                e.run(Collective.BARRIER, null, null, 0, 0);
-                                break;
-                            case 6: comm.barrier(); break;
-                            case 7: raw(e, true); break;
-                            case 8: comm.allreduce(in, 0, out, 0, 1, Op.SUM); break;
+                            case 4: comm.allreduce(in, 0, out, 0, 1, Op.SUM); break;
                             default: comm.barrier(); break;
                         }
                         long t1 = System.nanoTime();
                         lat[i] = t1 - t0;
-                        if (l < 7) {
-                            comm.barrier();
-                        }
+                        comm.barrier();
                     }
-                    long block = System.nanoTime() - blockStart;
+                    comm.reduce(lat, 0, sum, 0, calls, Op.SUM, 0);
                     if (r < 0) {
                         continue;
                     }
-                    if (l >= 7) {
-                        p50[l][r] = block / (double) calls;
-                        p99[l][r] = 0;
-                    } else {
-                        Arrays.sort(lat);
-                        p50[l][r] = lat[calls / 2];
-                        p99[l][r] = lat[calls * 99 / 100 - 1];
+                    Arrays.sort(sum);
+                    p50[l][r] = sum[calls / 2] / e.size;
+                    p99[l][r] = sum[calls * 99 / 100 - 1] / e.size;
+                }
+            }
+            if (e.rank == 0) {
+                StringBuilder sb = new StringBuilder();
+                sb.append("ns, OSU P50 (P99) per round\n");
+                for (int l = 0; l < names.length; l++) {
+                    sb.append(String.format("%-7s", names[l]));
+                    double[] m = p50[l].clone();
+                    Arrays.sort(m);
+                    for (int r = 0; r < rounds; r++) {
+                        sb.append(String.format(" %5.0f(%5.0f)", p50[l][r], p99[l][r]));
                     }
+                    sb.append(String.format("   median %5.0f%n", m[rounds / 2]));
                 }
+                System.out.print(sb);
             }
-            StringBuilder sb = new StringBuilder();
-            sb.append(String.format("rank %d: ns, per round P50 (P99)%n", e.rank));
-            for (int l = 0; l < names.length; l++) {
-                sb.append(String.format("%-8s", names[l]));
-                double[] m = p50[l].clone();
-                Arrays.sort(m);
-                for (int r = 0; r < rounds; r++) {
-                    sb.append(String.format(" %6.0f(%5.0f)", p50[l][r], p99[l][r]));
-                }
-                sb.append(String.format("   median %6.0f%n", m[rounds / 2]));
-            }
-            System.out.print(sb);
         }
     }
 
     /** The exchange's flag protocol alone on the real segment: publish seq (+8 B), spin on the peers'. */
-    private static void raw(Engine e, boolean data) {
+    private static void raw(Engine e) {
         ShmLevel sock = e.sock;
         long s = e.nextSeq();
         int set = ShmLevel.set(s);
         int ctl = sock.ctl(set, sock.me);
-        if (data) {
-            Flags.put(sock.buf, ctl + ShmLevel.INLINE, s);
-        }
+        Flags.put(sock.buf, ctl + ShmLevel.INLINE, s);
         long target = ShmLevel.enc(s, ShmLevel.ARRIVED);
         Flags.release(sock.buf, ctl + ShmLevel.STATE, target);
         long acc = 0;
@@ -120,12 +111,10 @@ public final class Ladder {
             while (Flags.acquire(sock.buf, oc + ShmLevel.STATE) < target) {
                 Thread.onSpinWait();
             }
-            if (data) {
-                acc += Flags.plain(sock.buf, oc + ShmLevel.INLINE);
-            }
+            acc += Flags.plain(sock.buf, oc + ShmLevel.INLINE);
         }
-        SINK += acc;
+        sink += acc;
     }
 
-    static long SINK;
+    static long sink;
 }
