@@ -99,6 +99,9 @@ final class ExchangeAlgorithm {
     private final ByteBuffer acc;
     /** Partial folds of subtrees, one per depth below the root's (allocated once; 1..log2 members). */
     private final Payload.Views[] levels;
+    /** Scratch of {@link InlineData#fold2}: a line's worth of 8-byte and of 4-byte results. */
+    private final long[] r8 = new long[ShmLevel.INLINE_BYTES / 8];
+    private final int[] r4 = new int[ShmLevel.INLINE_BYTES / 4];
 
     ExchangeAlgorithm(Engine e, int maxBytes, int maxMembers) {
         this.e = e;
@@ -239,7 +242,8 @@ final class ExchangeAlgorithm {
         }
         if (bytes > 0 && (kind == Collective.ALLREDUCE || e.rank == root)) {
             if (q == 2) {
-                InlineData.fold2(e.dst, t, op, line, sock.ctl(set, 0) + ShmLevel.INLINE, sock.ctl(set, 1) + ShmLevel.INLINE, count);
+                InlineData.fold2(e.dst, t, op, line, sock.ctl(set, 0) + ShmLevel.INLINE, sock.ctl(set, 1) + ShmLevel.INLINE, count,
+                        r8, r4);
             } else {
                 subtree(sock, set, 0, q, Math.max(2, radix), 0, count, t, op, bytes);
                 e.dst.copyOutFrom(accViews, t, count);

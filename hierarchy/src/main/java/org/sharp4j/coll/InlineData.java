@@ -13,8 +13,8 @@ import org.sharp4j.shm.Flags;
  * <p>Why a class of its own: at one to ten elements the general path's layers (the kernel's
  * form checks, three address checks, a copy into the accumulator and one out of it) cost
  * more than the arithmetic; on a one-rank communicator they took 40 of the 50 ns of an 8-byte
- * exchange. Here an element is read as its bit pattern, combined by {@link #op8}/{@link #op4}
- * and stored once.
+ * exchange. Here an element is read as its bit pattern, combined by one loop per type and
+ * op, and stored once.
  *
  * <p>The same bits as {@link Reductions}: each op is the kernels' expression on the same Java
  * types ({@code a + b}, {@code a * b}, {@link Math#min}/{@link Math#max} with NaN and -0.0 as
@@ -87,119 +87,313 @@ final class InlineData {
     /**
      * {@code dst[i] = line[a + i] op line[b + i]} for i in [0, count): the fold of two members
      * (a is the left operand), stored into the user's output; nothing if {@code dst} is none.
-     * The output's form and type are chosen once, outside the loops: a switch on them inside a
-     * loop let C2 hoist it as a profiled loop predicate, which trapped (and recompiled the
-     * exchange) whenever a program changed buffer forms.
+     * {@code r8} and {@code r4} are the caller's scratch (a line's worth of elements). Every
+     * choice (type, op, output form) is made once, outside the loops, and every loop body is
+     * one operation: with the switches inside the loops C2 hoisted them as profiled loop
+     * predicates, which trapped (and recompiled the exchange) when a program's op or buffer
+     * form differed from the one that dominated the profile (LogCompilation: profile_predicate
+     * in fold2 at an OSU table's first rows, whose statistics run DOUBLE MIN and MAX reduces).
      */
-    static void fold2(Payload dst, DataType t, Op op, ByteBuffer line, int a, int b, int count) {
+    static void fold2(Payload dst, DataType t, Op op, ByteBuffer line, int a, int b, int count, long[] r8, int[] r4) {
+        if (dst.kind == Payload.NONE) {
+            return; // no output on this rank
+        }
+        if (t.size == 8) {
+            if (t == DataType.DOUBLE) {
+                foldDouble(op, line, a, b, count, r8);
+            } else {
+                foldLong(op, line, a, b, count, r8);
+            }
+            store8(dst, t, r8, count);
+        } else {
+            if (t == DataType.FLOAT) {
+                foldFloat(op, line, a, b, count, r4);
+            } else {
+                foldInt(op, line, a, b, count, r4);
+            }
+            store4(dst, t, r4, count);
+        }
+    }
+
+    private static void foldDouble(Op op, ByteBuffer line, int a, int b, int n, long[] r) {
+        switch (op) {
+            case SUM:
+                for (int i = 0; i < n; i++) {
+                    long x = Flags.plain(line, a + 8 * i);
+                    long y = Flags.plain(line, b + 8 * i);
+                    r[i] = Double.doubleToRawLongBits(Double.longBitsToDouble(x) + Double.longBitsToDouble(y));
+                }
+                return;
+            case PROD:
+                for (int i = 0; i < n; i++) {
+                    long x = Flags.plain(line, a + 8 * i);
+                    long y = Flags.plain(line, b + 8 * i);
+                    r[i] = Double.doubleToRawLongBits(Double.longBitsToDouble(x) * Double.longBitsToDouble(y));
+                }
+                return;
+            case MIN:
+                for (int i = 0; i < n; i++) {
+                    long x = Flags.plain(line, a + 8 * i);
+                    long y = Flags.plain(line, b + 8 * i);
+                    r[i] = Double.doubleToRawLongBits(Math.min(Double.longBitsToDouble(x), Double.longBitsToDouble(y)));
+                }
+                return;
+            case MAX:
+                for (int i = 0; i < n; i++) {
+                    long x = Flags.plain(line, a + 8 * i);
+                    long y = Flags.plain(line, b + 8 * i);
+                    r[i] = Double.doubleToRawLongBits(Math.max(Double.longBitsToDouble(x), Double.longBitsToDouble(y)));
+                }
+                return;
+            default:
+                throw new IllegalArgumentException("op " + op + " is not defined for DOUBLE");
+        }
+    }
+
+    private static void foldLong(Op op, ByteBuffer line, int a, int b, int n, long[] r) {
+        switch (op) {
+            case SUM:
+                for (int i = 0; i < n; i++) {
+                    long x = Flags.plain(line, a + 8 * i);
+                    long y = Flags.plain(line, b + 8 * i);
+                    r[i] = x + y;
+                }
+                return;
+            case PROD:
+                for (int i = 0; i < n; i++) {
+                    long x = Flags.plain(line, a + 8 * i);
+                    long y = Flags.plain(line, b + 8 * i);
+                    r[i] = x * y;
+                }
+                return;
+            case MIN:
+                for (int i = 0; i < n; i++) {
+                    long x = Flags.plain(line, a + 8 * i);
+                    long y = Flags.plain(line, b + 8 * i);
+                    r[i] = Math.min(x, y);
+                }
+                return;
+            case MAX:
+                for (int i = 0; i < n; i++) {
+                    long x = Flags.plain(line, a + 8 * i);
+                    long y = Flags.plain(line, b + 8 * i);
+                    r[i] = Math.max(x, y);
+                }
+                return;
+            case BAND:
+                for (int i = 0; i < n; i++) {
+                    long x = Flags.plain(line, a + 8 * i);
+                    long y = Flags.plain(line, b + 8 * i);
+                    r[i] = x & y;
+                }
+                return;
+            case BOR:
+                for (int i = 0; i < n; i++) {
+                    long x = Flags.plain(line, a + 8 * i);
+                    long y = Flags.plain(line, b + 8 * i);
+                    r[i] = x | y;
+                }
+                return;
+            case BXOR:
+                for (int i = 0; i < n; i++) {
+                    long x = Flags.plain(line, a + 8 * i);
+                    long y = Flags.plain(line, b + 8 * i);
+                    r[i] = x ^ y;
+                }
+                return;
+            case LAND:
+                for (int i = 0; i < n; i++) {
+                    long x = Flags.plain(line, a + 8 * i);
+                    long y = Flags.plain(line, b + 8 * i);
+                    r[i] = (x != 0 && y != 0) ? 1L : 0L;
+                }
+                return;
+            case LOR:
+                for (int i = 0; i < n; i++) {
+                    long x = Flags.plain(line, a + 8 * i);
+                    long y = Flags.plain(line, b + 8 * i);
+                    r[i] = (x != 0 || y != 0) ? 1L : 0L;
+                }
+                return;
+            default:
+                throw new IllegalArgumentException("op " + op + " is not defined for LONG");
+        }
+    }
+
+    private static void foldFloat(Op op, ByteBuffer line, int a, int b, int n, int[] r) {
+        switch (op) {
+            case SUM:
+                for (int i = 0; i < n; i++) {
+                    int x = Flags.plainInt(line, a + 4 * i);
+                    int y = Flags.plainInt(line, b + 4 * i);
+                    r[i] = Float.floatToRawIntBits(Float.intBitsToFloat(x) + Float.intBitsToFloat(y));
+                }
+                return;
+            case PROD:
+                for (int i = 0; i < n; i++) {
+                    int x = Flags.plainInt(line, a + 4 * i);
+                    int y = Flags.plainInt(line, b + 4 * i);
+                    r[i] = Float.floatToRawIntBits(Float.intBitsToFloat(x) * Float.intBitsToFloat(y));
+                }
+                return;
+            case MIN:
+                for (int i = 0; i < n; i++) {
+                    int x = Flags.plainInt(line, a + 4 * i);
+                    int y = Flags.plainInt(line, b + 4 * i);
+                    r[i] = Float.floatToRawIntBits(Math.min(Float.intBitsToFloat(x), Float.intBitsToFloat(y)));
+                }
+                return;
+            case MAX:
+                for (int i = 0; i < n; i++) {
+                    int x = Flags.plainInt(line, a + 4 * i);
+                    int y = Flags.plainInt(line, b + 4 * i);
+                    r[i] = Float.floatToRawIntBits(Math.max(Float.intBitsToFloat(x), Float.intBitsToFloat(y)));
+                }
+                return;
+            default:
+                throw new IllegalArgumentException("op " + op + " is not defined for FLOAT");
+        }
+    }
+
+    private static void foldInt(Op op, ByteBuffer line, int a, int b, int n, int[] r) {
+        switch (op) {
+            case SUM:
+                for (int i = 0; i < n; i++) {
+                    int x = Flags.plainInt(line, a + 4 * i);
+                    int y = Flags.plainInt(line, b + 4 * i);
+                    r[i] = x + y;
+                }
+                return;
+            case PROD:
+                for (int i = 0; i < n; i++) {
+                    int x = Flags.plainInt(line, a + 4 * i);
+                    int y = Flags.plainInt(line, b + 4 * i);
+                    r[i] = x * y;
+                }
+                return;
+            case MIN:
+                for (int i = 0; i < n; i++) {
+                    int x = Flags.plainInt(line, a + 4 * i);
+                    int y = Flags.plainInt(line, b + 4 * i);
+                    r[i] = Math.min(x, y);
+                }
+                return;
+            case MAX:
+                for (int i = 0; i < n; i++) {
+                    int x = Flags.plainInt(line, a + 4 * i);
+                    int y = Flags.plainInt(line, b + 4 * i);
+                    r[i] = Math.max(x, y);
+                }
+                return;
+            case BAND:
+                for (int i = 0; i < n; i++) {
+                    int x = Flags.plainInt(line, a + 4 * i);
+                    int y = Flags.plainInt(line, b + 4 * i);
+                    r[i] = x & y;
+                }
+                return;
+            case BOR:
+                for (int i = 0; i < n; i++) {
+                    int x = Flags.plainInt(line, a + 4 * i);
+                    int y = Flags.plainInt(line, b + 4 * i);
+                    r[i] = x | y;
+                }
+                return;
+            case BXOR:
+                for (int i = 0; i < n; i++) {
+                    int x = Flags.plainInt(line, a + 4 * i);
+                    int y = Flags.plainInt(line, b + 4 * i);
+                    r[i] = x ^ y;
+                }
+                return;
+            case LAND:
+                for (int i = 0; i < n; i++) {
+                    int x = Flags.plainInt(line, a + 4 * i);
+                    int y = Flags.plainInt(line, b + 4 * i);
+                    r[i] = (x != 0 && y != 0) ? 1 : 0;
+                }
+                return;
+            case LOR:
+                for (int i = 0; i < n; i++) {
+                    int x = Flags.plainInt(line, a + 4 * i);
+                    int y = Flags.plainInt(line, b + 4 * i);
+                    r[i] = (x != 0 || y != 0) ? 1 : 0;
+                }
+                return;
+            default:
+                throw new IllegalArgumentException("op " + op + " is not defined for INT");
+        }
+    }
+
+    private static void store8(Payload dst, DataType t, long[] r, int n) {
         switch (dst.kind) {
             case Payload.ARRAY: {
                 final int o = dst.off;
-                switch (t) {
-                    case DOUBLE: {
-                        double[] out = (double[]) dst.array;
-                        for (int i = 0; i < count; i++) {
-                            out[o + i] = Double.longBitsToDouble(op8(t, op, Flags.plain(line, a + 8 * i), Flags.plain(line, b + 8 * i)));
-                        }
-                        return;
+                if (t == DataType.DOUBLE) {
+                    double[] out = (double[]) dst.array;
+                    for (int i = 0; i < n; i++) {
+                        out[o + i] = Double.longBitsToDouble(r[i]);
                     }
-                    case LONG: {
-                        long[] out = (long[]) dst.array;
-                        for (int i = 0; i < count; i++) {
-                            out[o + i] = op8(t, op, Flags.plain(line, a + 8 * i), Flags.plain(line, b + 8 * i));
-                        }
-                        return;
-                    }
-                    case FLOAT: {
-                        float[] out = (float[]) dst.array;
-                        for (int i = 0; i < count; i++) {
-                            out[o + i] = Float.intBitsToFloat(op4(t, op, Flags.plainInt(line, a + 4 * i), Flags.plainInt(line, b + 4 * i)));
-                        }
-                        return;
-                    }
-                    default: {
-                        int[] out = (int[]) dst.array;
-                        for (int i = 0; i < count; i++) {
-                            out[o + i] = op4(t, op, Flags.plainInt(line, a + 4 * i), Flags.plainInt(line, b + 4 * i));
-                        }
-                        return;
+                } else {
+                    long[] out = (long[]) dst.array;
+                    for (int i = 0; i < n; i++) {
+                        out[o + i] = r[i];
                     }
                 }
-            }
-            case Payload.BUFFER:
-                fold2Words(dst.buffer, dst.off * t.size, t, op, line, a, b, count);
                 return;
-            case Payload.SHARED:
-                fold2Words(dst.sharedLevel.buf, dst.sharedOff, t, op, line, a, b, count);
+            }
+            case Payload.BUFFER: {
+                ByteBuffer d = dst.buffer;
+                int at = dst.off * 8;
+                for (int i = 0; i < n; i++) {
+                    Flags.put(d, at + 8 * i, r[i]);
+                }
                 return;
-            default:
-                return; // no output on this rank
-        }
-    }
-
-    private static void fold2Words(ByteBuffer d, int dOff, DataType t, Op op, ByteBuffer line, int a, int b, int count) {
-        if (t.size == 8) {
-            for (int i = 0; i < count; i++) {
-                Flags.put(d, dOff + 8 * i, op8(t, op, Flags.plain(line, a + 8 * i), Flags.plain(line, b + 8 * i)));
             }
-        } else {
-            for (int i = 0; i < count; i++) {
-                Flags.putInt(d, dOff + 4 * i, op4(t, op, Flags.plainInt(line, a + 4 * i), Flags.plainInt(line, b + 4 * i)));
+            default: {
+                ByteBuffer d = dst.sharedLevel.buf;
+                int at = dst.sharedOff;
+                for (int i = 0; i < n; i++) {
+                    Flags.put(d, at + 8 * i, r[i]);
+                }
+                return;
             }
         }
     }
 
-    /** {@code a op b} on 8-byte elements (DOUBLE or LONG) given as bit patterns, as {@link Reductions} computes it. */
-    static long op8(DataType t, Op op, long a, long b) {
-        if (t == DataType.DOUBLE) {
-            double x = Double.longBitsToDouble(a);
-            double y = Double.longBitsToDouble(b);
-            switch (op) {
-                case SUM: return Double.doubleToRawLongBits(x + y);
-                case PROD: return Double.doubleToRawLongBits(x * y);
-                case MIN: return Double.doubleToRawLongBits(Math.min(x, y));
-                case MAX: return Double.doubleToRawLongBits(Math.max(x, y));
-                default: throw new IllegalArgumentException("op " + op + " is not defined for DOUBLE");
+    private static void store4(Payload dst, DataType t, int[] r, int n) {
+        switch (dst.kind) {
+            case Payload.ARRAY: {
+                final int o = dst.off;
+                if (t == DataType.FLOAT) {
+                    float[] out = (float[]) dst.array;
+                    for (int i = 0; i < n; i++) {
+                        out[o + i] = Float.intBitsToFloat(r[i]);
+                    }
+                } else {
+                    int[] out = (int[]) dst.array;
+                    for (int i = 0; i < n; i++) {
+                        out[o + i] = r[i];
+                    }
+                }
+                return;
             }
-        }
-        switch (op) {
-            case SUM: return a + b;
-            case PROD: return a * b;
-            case MIN: return Math.min(a, b);
-            case MAX: return Math.max(a, b);
-            case BAND: return a & b;
-            case BOR: return a | b;
-            case BXOR: return a ^ b;
-            case LAND: return (a != 0 && b != 0) ? 1 : 0;
-            case LOR: return (a != 0 || b != 0) ? 1 : 0;
-            default: throw new IllegalArgumentException("op " + op + " is not defined for LONG");
-        }
-    }
-
-    /** {@code a op b} on 4-byte elements (FLOAT or INT) given as bit patterns, as {@link Reductions} computes it. */
-    static int op4(DataType t, Op op, int a, int b) {
-        if (t == DataType.FLOAT) {
-            float x = Float.intBitsToFloat(a);
-            float y = Float.intBitsToFloat(b);
-            switch (op) {
-                case SUM: return Float.floatToRawIntBits(x + y);
-                case PROD: return Float.floatToRawIntBits(x * y);
-                case MIN: return Float.floatToRawIntBits(Math.min(x, y));
-                case MAX: return Float.floatToRawIntBits(Math.max(x, y));
-                default: throw new IllegalArgumentException("op " + op + " is not defined for FLOAT");
+            case Payload.BUFFER: {
+                ByteBuffer d = dst.buffer;
+                int at = dst.off * 4;
+                for (int i = 0; i < n; i++) {
+                    Flags.putInt(d, at + 4 * i, r[i]);
+                }
+                return;
             }
-        }
-        switch (op) {
-            case SUM: return a + b;
-            case PROD: return a * b;
-            case MIN: return Math.min(a, b);
-            case MAX: return Math.max(a, b);
-            case BAND: return a & b;
-            case BOR: return a | b;
-            case BXOR: return a ^ b;
-            case LAND: return (a != 0 && b != 0) ? 1 : 0;
-            case LOR: return (a != 0 || b != 0) ? 1 : 0;
-            default: throw new IllegalArgumentException("op " + op + " is not defined for INT");
+            default: {
+                ByteBuffer d = dst.sharedLevel.buf;
+                int at = dst.sharedOff;
+                for (int i = 0; i < n; i++) {
+                    Flags.putInt(d, at + 4 * i, r[i]);
+                }
+                return;
+            }
         }
     }
 }

@@ -22,6 +22,8 @@ class InlineDataTest {
     @Test
     void fold2GivesTheKernelsBitsForEveryTypeOpCountAndOutputForm() {
         SplittableRandom rnd = new SplittableRandom(13);
+        long[] r8 = new long[ShmLevel.INLINE_BYTES / 8];
+        int[] r4 = new int[ShmLevel.INLINE_BYTES / 4];
         for (DataType t : DataType.values()) {
             for (Op op : Op.values()) {
                 if (!op.validFor(t)) {
@@ -43,7 +45,7 @@ class InlineDataTest {
                         ByteBuffer out = ByteBuffer.allocateDirect((off + count) * t.size).order(NATIVE);
                         Payload p = new Payload();
                         p.buffer(out, off);
-                        InlineData.fold2(p, t, op, line, a, b, count);
+                        InlineData.fold2(p, t, op, line, a, b, count, r8, r4);
                         for (int i = 0; i < count; i++) {
                             assertEquals(bits(want, t, i * t.size), bits(out, t, (off + i) * t.size),
                                     t + " " + op + " count " + count + " element " + i + " (buffer)");
@@ -51,7 +53,7 @@ class InlineDataTest {
                         // an array of the type at an offset, with guard elements around it
                         Object arr = newArray(t, off + count + 1);
                         p.array(arr, off);
-                        InlineData.fold2(p, t, op, line, a, b, count);
+                        InlineData.fold2(p, t, op, line, a, b, count, r8, r4);
                         for (int i = 0; i < count; i++) {
                             assertEquals(bits(want, t, i * t.size), arrayBits(arr, t, off + i),
                                     t + " " + op + " count " + count + " element " + i + " (array)");
@@ -61,7 +63,7 @@ class InlineDataTest {
                             assertEquals(0L, arrayBits(arr, t, off - 1), "wrote before the offset");
                         }
                         p.none();
-                        InlineData.fold2(p, t, op, line, a, b, count); // no output on this rank: nothing to write, no error
+                        InlineData.fold2(p, t, op, line, a, b, count, r8, r4); // no output on this rank: nothing to write, no error
                     }
                 }
             }
