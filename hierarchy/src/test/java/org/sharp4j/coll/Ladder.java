@@ -13,8 +13,8 @@ import org.sharp4j.tuning.Collective;
  * Attribution ladder for the small-message hot path (issue 13; a measuring tool, not a test):
  * in the same processes, interleaved in blocks, an 8-byte Allreduce timed as OSU times it
  * (nanoTime around the call, an untimed {@code comm.barrier()} after it) at each layer:
- * RAW (the exchange's flag protocol alone on the real segment, spin loop), ALGgen
- * ({@code ExchangeAlgorithm.run}, the general path), ALG ({@code runInline}), ENG
+ * RAW (the exchange's flag protocol alone on the real segment, spin loop), RAWcas (the same
+ * between two compare-and-sets, as Engine's enter and exit), ALG ({@code runInline}), ENG
  * ({@code Engine.run}), API ({@code Communicator.allreduce}), BAR ({@code comm.barrier()} timed).
  * Per block the latencies of all ranks are summed per iteration and the P50 and P99 of the
  * sum divided by the ranks are printed (OSU's figure), then the median over rounds.
@@ -29,13 +29,15 @@ public final class Ladder {
             Field f = Engine.class.getDeclaredField("exchange");
             f.setAccessible(true);
             ExchangeAlgorithm x = (ExchangeAlgorithm) f.get(e);
-            String[] names = {"RAW", "ALGgen", "ALG", "ENG", "API", "BAR"};
+            String[] names = {"RAW", "RAWcas", "ALG", "ENG", "API", "BAR", "RAWbb", "APIbb", "BUFbb"};
             double[][] p50 = new double[names.length][rounds];
             double[][] p99 = new double[names.length][rounds];
             double[] lat = new double[calls];
             double[] sum = new double[calls];
             double[] in = {1.0 + e.rank};
             double[] out = new double[1];
+            java.nio.ByteBuffer bin = java.nio.ByteBuffer.allocateDirect(64).order(java.nio.ByteOrder.nativeOrder());
+            java.nio.ByteBuffer bout = java.nio.ByteBuffer.allocateDirect(64).order(java.nio.ByteOrder.nativeOrder());
             long desc = Desc.make(Collective.ALLREDUCE, DataType.DOUBLE, Op.SUM, 0, 1);
             int radix = e.table.treeRadixAt(Collective.ALLREDUCE, e.table.intraIndex(Collective.ALLREDUCE, 8));
             for (int r = -1; r < rounds; r++) {
@@ -46,9 +48,13 @@ public final class Ladder {
                         switch (l) {
                             case 0: raw(e); break;
                             case 1:
-                                e.src.array(in, 0);
-                                e.dst.array(out, 0);
-                                x.run(Collective.ALLREDUCE, DataType.DOUBLE, Op.SUM, 0, 1, desc, radix);
+                                if (!ST.compareAndSet(0, 1)) {
+                                    throw new IllegalStateException();
+                                }
+                                raw(e);
+                                if (!ST.compareAndSet(1, 0)) {
+                                    throw new IllegalStateException();
+                                }
                                 break;
                             case 2:
                                 e.src.array(in, 0);
@@ -61,11 +67,16 @@ public final class Ladder {
                                 e.run(Collective.ALLREDUCE, DataType.DOUBLE, Op.SUM, 0, 1);
                                 break;
                             case 4: comm.allreduce(in, 0, out, 0, 1, Op.SUM); break;
-                            default: comm.barrier(); break;
+                            case 5: comm.barrier(); break;
+                            case 6: raw(e); break;
+                            case 7: comm.allreduce(in, 0, out, 0, 1, Op.SUM); break;
+                            default: comm.allreduce(bin, 0, bout, 0, 1, DataType.FLOAT, Op.SUM); break;
                         }
                         long t1 = System.nanoTime();
                         lat[i] = t1 - t0;
-                        comm.barrier();
+                        if (l < 6) {
+                            comm.barrier(); // OSU: an untimed barrier after each call; the "bb" rows run back to back
+                        }
                     }
                     comm.reduce(lat, 0, sum, 0, calls, Op.SUM, 0);
                     if (r < 0) {
@@ -117,4 +128,14 @@ public final class Ladder {
     }
 
     static long sink;
+    static volatile int state;
+    static final java.lang.invoke.VarHandle ST;
+
+    static {
+        try {
+            ST = java.lang.invoke.MethodHandles.lookup().findStaticVarHandle(Ladder.class, "state", int.class);
+        } catch (ReflectiveOperationException x) {
+            throw new ExceptionInInitializerError(x);
+        }
+    }
 }
