@@ -182,9 +182,12 @@ public final class Communicator implements AutoCloseable {
                 barrier();
             }
             calls += 500;
-            if (calls == 1000 || calls == 2500) {
-                // by now the wait's slow path has a profile; take its rare branches (local, ~1 ms), twice:
-                // if the first pass threw a compiled version away, the blocks after the second recompile it
+            if (calls % 1500 == 1000) {
+                // by now the wait's slow path has a profile; take its rare branches (local, ~1 ms), at 1,000,
+                // 2,500, 4,000 and 5,500 calls: if a pass threw a compiled version away, the blocks after the
+                // next recompile it. Twice was not enough: a run whose awaitSlow was compiled after the second
+                // pass, from a profile without the failure probe, trapped at the program's first 20 ms wait
+                // (LogCompilation: unstable_if at awaitSlow's probe test during an OSU table).
                 engine.waiter().exerciseSlowPath(rank());
             }
             flag[0] = rank() == 0 && System.nanoTime() - t0 > HEAT_BUDGET_NANOS ? 1 : 0;
