@@ -23,7 +23,7 @@ public final class Solo {
             double[] in = {1.5};
             double[] out = new double[1];
             long desc = Desc.make(Collective.ALLREDUCE, DataType.DOUBLE, Op.SUM, 0, 1);
-            String[] names = {"ALG", "ENG", "API", "ENGb", "APIb", "RAW", "CAS2", "RAWU"};
+            String[] names = {"ALG", "ENG", "API", "ENGb", "APIb", "RAW", "RAWU"};
             int n = 2_000_000;
             for (int r = 0; r < rounds; r++) {
                 StringBuilder sb = new StringBuilder();
@@ -52,7 +52,6 @@ public final class Solo {
                                 break;
                             case 4: comm.barrier(); break;
                             case 5: raw(e, in, out); break;
-                            case 6: cas2(e); break;
                             default: rawU(e, in, out); break;
                         }
                     }
@@ -76,25 +75,6 @@ public final class Solo {
             Thread.onSpinWait();
         }
         out[0] = Double.longBitsToDouble(org.sharp4j.shm.Flags.plain(sock.buf, ctl + ShmLevel.INLINE));
-    }
-
-    static volatile int state;
-    static final java.lang.invoke.VarHandle ST;
-    static {
-        try {
-            ST = java.lang.invoke.MethodHandles.lookup().findStaticVarHandle(Solo.class, "state", int.class);
-        } catch (ReflectiveOperationException x) {
-            throw new Error(x);
-        }
-    }
-
-    static void cas2(Engine e) {
-        if (!ST.compareAndSet(0, 1)) {
-            throw new IllegalStateException();
-        }
-        if (!ST.compareAndSet(1, 0)) {
-            throw new IllegalStateException();
-        }
     }
 
     static void rawU(Engine e, double[] in, double[] out) {
