@@ -914,6 +914,11 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         return ++seq;
     }
 
+    /** The last sequence number used (measuring tools). */
+    long seqForTests() {
+        return seq;
+    }
+
     /** Records in this rank's progress line that it entered call {@code s} (its own line; read by failure diagnostics only). */
     void progressSeq(long s) {
         // Plain release store into this rank's own line.

@@ -13,8 +13,8 @@ import org.sharp4j.shm.Flags;
  * <p>Why a class of its own: at one to ten elements the general path's layers (the kernel's
  * form checks, three address checks, a copy into the accumulator and one out of it) cost
  * more than the arithmetic; on a one-rank communicator they took 40 of the 50 ns of an 8-byte
- * exchange. Here an element is read as its bit pattern, combined by one loop per type and
- * op, and stored once.
+ * exchange. Here an element is read as its bit pattern into a private operand, combined by
+ * one loop per type and op, and stored once.
  *
  * <p>The same bits as {@link Reductions}: each op is the kernels' expression on the same Java
  * types ({@code a + b}, {@code a * b}, {@link Math#min}/{@link Math#max} with NaN and -0.0 as
@@ -85,63 +85,86 @@ final class InlineData {
     }
 
     /**
-     * {@code dst[i] = line[a + i] op line[b + i]} for i in [0, count): the fold of two members
-     * (a is the left operand), stored into the user's output; nothing if {@code dst} is none.
-     * {@code r8} and {@code r4} are the caller's scratch (a line's worth of elements). Every
-     * choice (type, op, output form) is made once, outside the loops, and every loop body is
-     * one operation: with the switches inside the loops C2 hoisted them as profiled loop
-     * predicates, which trapped (and recompiled the exchange) when a program's op or buffer
-     * form differed from the one that dominated the profile (LogCompilation: profile_predicate
-     * in fold2 at an OSU table's first rows, whose statistics run DOUBLE MIN and MAX reduces).
+     * Reads {@code count} elements of {@code t} at {@code line[at]} as bit patterns into
+     * {@code to8} (8-byte types) or {@code to4} (4-byte types): a member's contribution into this
+     * rank's private operands.
      */
-    static void fold2(Payload dst, DataType t, Op op, ByteBuffer line, int a, int b, int count, long[] r8, int[] r4) {
+    static void load(ByteBuffer line, int at, DataType t, int count, long[] to8, int[] to4) {
+        if (t.size == 8) {
+            for (int i = 0; i < count; i++) {
+                to8[i] = Flags.plain(line, at + 8 * i);
+            }
+        } else {
+            for (int i = 0; i < count; i++) {
+                to4[i] = Flags.plainInt(line, at + 4 * i);
+            }
+        }
+    }
+
+    /**
+     * {@code dst[i] = a[i] op b[i]} for i in [0, count): the fold of two members' contributions
+     * ({@code a} is the left operand: member 0's), given as bit patterns in private arrays
+     * ({@code a8}/{@code b8} for 8-byte types, {@code a4}/{@code b4} for 4-byte ones), stored into
+     * the user's output; nothing if {@code dst} is none. {@code r8} and {@code r4} are the
+     * caller's scratch (a line's worth of elements). The operands are private because a rank's own
+     * contribution must not be read back from its published line: once the peer has fetched that
+     * line, reading it again may cost a cache-line transfer back (measured on this VM's slow
+     * phase: +200 ns, as much as the exchange itself). Every choice (type, op, output form) is
+     * made once, outside the loops, and every loop body is one operation: with the switches
+     * inside the loops C2 hoisted them as profiled loop predicates, which trapped (and recompiled
+     * the exchange) when a program's op or buffer form differed from the one that dominated the
+     * profile (LogCompilation: profile_predicate in fold2 at an OSU table's first rows, whose
+     * statistics run DOUBLE MIN and MAX reduces).
+     */
+    static void fold2(Payload dst, DataType t, Op op, long[] a8, long[] b8, int[] a4, int[] b4, int count, long[] r8,
+            int[] r4) {
         if (dst.kind == Payload.NONE) {
             return; // no output on this rank
         }
         if (t.size == 8) {
             if (t == DataType.DOUBLE) {
-                foldDouble(op, line, a, b, count, r8);
+                foldDouble(op, a8, b8, count, r8);
             } else {
-                foldLong(op, line, a, b, count, r8);
+                foldLong(op, a8, b8, count, r8);
             }
             store8(dst, t, r8, count);
         } else {
             if (t == DataType.FLOAT) {
-                foldFloat(op, line, a, b, count, r4);
+                foldFloat(op, a4, b4, count, r4);
             } else {
-                foldInt(op, line, a, b, count, r4);
+                foldInt(op, a4, b4, count, r4);
             }
             store4(dst, t, r4, count);
         }
     }
 
-    private static void foldDouble(Op op, ByteBuffer line, int a, int b, int n, long[] r) {
+    private static void foldDouble(Op op, long[] a, long[] b, int n, long[] r) {
         switch (op) {
             case SUM:
                 for (int i = 0; i < n; i++) {
-                    long x = Flags.plain(line, a + 8 * i);
-                    long y = Flags.plain(line, b + 8 * i);
+                    long x = a[i];
+                    long y = b[i];
                     r[i] = Double.doubleToRawLongBits(Double.longBitsToDouble(x) + Double.longBitsToDouble(y));
                 }
                 return;
             case PROD:
                 for (int i = 0; i < n; i++) {
-                    long x = Flags.plain(line, a + 8 * i);
-                    long y = Flags.plain(line, b + 8 * i);
+                    long x = a[i];
+                    long y = b[i];
                     r[i] = Double.doubleToRawLongBits(Double.longBitsToDouble(x) * Double.longBitsToDouble(y));
                 }
                 return;
             case MIN:
                 for (int i = 0; i < n; i++) {
-                    long x = Flags.plain(line, a + 8 * i);
-                    long y = Flags.plain(line, b + 8 * i);
+                    long x = a[i];
+                    long y = b[i];
                     r[i] = Double.doubleToRawLongBits(Math.min(Double.longBitsToDouble(x), Double.longBitsToDouble(y)));
                 }
                 return;
             case MAX:
                 for (int i = 0; i < n; i++) {
-                    long x = Flags.plain(line, a + 8 * i);
-                    long y = Flags.plain(line, b + 8 * i);
+                    long x = a[i];
+                    long y = b[i];
                     r[i] = Double.doubleToRawLongBits(Math.max(Double.longBitsToDouble(x), Double.longBitsToDouble(y)));
                 }
                 return;
@@ -150,68 +173,68 @@ final class InlineData {
         }
     }
 
-    private static void foldLong(Op op, ByteBuffer line, int a, int b, int n, long[] r) {
+    private static void foldLong(Op op, long[] a, long[] b, int n, long[] r) {
         switch (op) {
             case SUM:
                 for (int i = 0; i < n; i++) {
-                    long x = Flags.plain(line, a + 8 * i);
-                    long y = Flags.plain(line, b + 8 * i);
+                    long x = a[i];
+                    long y = b[i];
                     r[i] = x + y;
                 }
                 return;
             case PROD:
                 for (int i = 0; i < n; i++) {
-                    long x = Flags.plain(line, a + 8 * i);
-                    long y = Flags.plain(line, b + 8 * i);
+                    long x = a[i];
+                    long y = b[i];
                     r[i] = x * y;
                 }
                 return;
             case MIN:
                 for (int i = 0; i < n; i++) {
-                    long x = Flags.plain(line, a + 8 * i);
-                    long y = Flags.plain(line, b + 8 * i);
+                    long x = a[i];
+                    long y = b[i];
                     r[i] = Math.min(x, y);
                 }
                 return;
             case MAX:
                 for (int i = 0; i < n; i++) {
-                    long x = Flags.plain(line, a + 8 * i);
-                    long y = Flags.plain(line, b + 8 * i);
+                    long x = a[i];
+                    long y = b[i];
                     r[i] = Math.max(x, y);
                 }
                 return;
             case BAND:
                 for (int i = 0; i < n; i++) {
-                    long x = Flags.plain(line, a + 8 * i);
-                    long y = Flags.plain(line, b + 8 * i);
+                    long x = a[i];
+                    long y = b[i];
                     r[i] = x & y;
                 }
                 return;
             case BOR:
                 for (int i = 0; i < n; i++) {
-                    long x = Flags.plain(line, a + 8 * i);
-                    long y = Flags.plain(line, b + 8 * i);
+                    long x = a[i];
+                    long y = b[i];
                     r[i] = x | y;
                 }
                 return;
             case BXOR:
                 for (int i = 0; i < n; i++) {
-                    long x = Flags.plain(line, a + 8 * i);
-                    long y = Flags.plain(line, b + 8 * i);
+                    long x = a[i];
+                    long y = b[i];
                     r[i] = x ^ y;
                 }
                 return;
             case LAND:
                 for (int i = 0; i < n; i++) {
-                    long x = Flags.plain(line, a + 8 * i);
-                    long y = Flags.plain(line, b + 8 * i);
+                    long x = a[i];
+                    long y = b[i];
                     r[i] = (x != 0 && y != 0) ? 1L : 0L;
                 }
                 return;
             case LOR:
                 for (int i = 0; i < n; i++) {
-                    long x = Flags.plain(line, a + 8 * i);
-                    long y = Flags.plain(line, b + 8 * i);
+                    long x = a[i];
+                    long y = b[i];
                     r[i] = (x != 0 || y != 0) ? 1L : 0L;
                 }
                 return;
@@ -220,33 +243,33 @@ final class InlineData {
         }
     }
 
-    private static void foldFloat(Op op, ByteBuffer line, int a, int b, int n, int[] r) {
+    private static void foldFloat(Op op, int[] a, int[] b, int n, int[] r) {
         switch (op) {
             case SUM:
                 for (int i = 0; i < n; i++) {
-                    int x = Flags.plainInt(line, a + 4 * i);
-                    int y = Flags.plainInt(line, b + 4 * i);
+                    int x = a[i];
+                    int y = b[i];
                     r[i] = Float.floatToRawIntBits(Float.intBitsToFloat(x) + Float.intBitsToFloat(y));
                 }
                 return;
             case PROD:
                 for (int i = 0; i < n; i++) {
-                    int x = Flags.plainInt(line, a + 4 * i);
-                    int y = Flags.plainInt(line, b + 4 * i);
+                    int x = a[i];
+                    int y = b[i];
                     r[i] = Float.floatToRawIntBits(Float.intBitsToFloat(x) * Float.intBitsToFloat(y));
                 }
                 return;
             case MIN:
                 for (int i = 0; i < n; i++) {
-                    int x = Flags.plainInt(line, a + 4 * i);
-                    int y = Flags.plainInt(line, b + 4 * i);
+                    int x = a[i];
+                    int y = b[i];
                     r[i] = Float.floatToRawIntBits(Math.min(Float.intBitsToFloat(x), Float.intBitsToFloat(y)));
                 }
                 return;
             case MAX:
                 for (int i = 0; i < n; i++) {
-                    int x = Flags.plainInt(line, a + 4 * i);
-                    int y = Flags.plainInt(line, b + 4 * i);
+                    int x = a[i];
+                    int y = b[i];
                     r[i] = Float.floatToRawIntBits(Math.max(Float.intBitsToFloat(x), Float.intBitsToFloat(y)));
                 }
                 return;
@@ -255,68 +278,68 @@ final class InlineData {
         }
     }
 
-    private static void foldInt(Op op, ByteBuffer line, int a, int b, int n, int[] r) {
+    private static void foldInt(Op op, int[] a, int[] b, int n, int[] r) {
         switch (op) {
             case SUM:
                 for (int i = 0; i < n; i++) {
-                    int x = Flags.plainInt(line, a + 4 * i);
-                    int y = Flags.plainInt(line, b + 4 * i);
+                    int x = a[i];
+                    int y = b[i];
                     r[i] = x + y;
                 }
                 return;
             case PROD:
                 for (int i = 0; i < n; i++) {
-                    int x = Flags.plainInt(line, a + 4 * i);
-                    int y = Flags.plainInt(line, b + 4 * i);
+                    int x = a[i];
+                    int y = b[i];
                     r[i] = x * y;
                 }
                 return;
             case MIN:
                 for (int i = 0; i < n; i++) {
-                    int x = Flags.plainInt(line, a + 4 * i);
-                    int y = Flags.plainInt(line, b + 4 * i);
+                    int x = a[i];
+                    int y = b[i];
                     r[i] = Math.min(x, y);
                 }
                 return;
             case MAX:
                 for (int i = 0; i < n; i++) {
-                    int x = Flags.plainInt(line, a + 4 * i);
-                    int y = Flags.plainInt(line, b + 4 * i);
+                    int x = a[i];
+                    int y = b[i];
                     r[i] = Math.max(x, y);
                 }
                 return;
             case BAND:
                 for (int i = 0; i < n; i++) {
-                    int x = Flags.plainInt(line, a + 4 * i);
-                    int y = Flags.plainInt(line, b + 4 * i);
+                    int x = a[i];
+                    int y = b[i];
                     r[i] = x & y;
                 }
                 return;
             case BOR:
                 for (int i = 0; i < n; i++) {
-                    int x = Flags.plainInt(line, a + 4 * i);
-                    int y = Flags.plainInt(line, b + 4 * i);
+                    int x = a[i];
+                    int y = b[i];
                     r[i] = x | y;
                 }
                 return;
             case BXOR:
                 for (int i = 0; i < n; i++) {
-                    int x = Flags.plainInt(line, a + 4 * i);
-                    int y = Flags.plainInt(line, b + 4 * i);
+                    int x = a[i];
+                    int y = b[i];
                     r[i] = x ^ y;
                 }
                 return;
             case LAND:
                 for (int i = 0; i < n; i++) {
-                    int x = Flags.plainInt(line, a + 4 * i);
-                    int y = Flags.plainInt(line, b + 4 * i);
+                    int x = a[i];
+                    int y = b[i];
                     r[i] = (x != 0 && y != 0) ? 1 : 0;
                 }
                 return;
             case LOR:
                 for (int i = 0; i < n; i++) {
-                    int x = Flags.plainInt(line, a + 4 * i);
-                    int y = Flags.plainInt(line, b + 4 * i);
+                    int x = a[i];
+                    int y = b[i];
                     r[i] = (x != 0 || y != 0) ? 1 : 0;
                 }
                 return;

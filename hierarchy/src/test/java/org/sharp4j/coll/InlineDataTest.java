@@ -10,7 +10,7 @@ import org.sharp4j.DataType;
 import org.sharp4j.Op;
 
 /**
- * The exchange's inline data moves against the kernels: {@link InlineData#fold2} into every
+ * The exchange's inline data moves against the kernels: {@link InlineData#load} then {@link InlineData#fold2} into every
  * output form (arrays of each type, direct buffers at an element offset, none) gives the bits
  * {@link Reductions#combine} gives for every type x op, 1 to a line's worth of elements, with the
  * values that tell the ops apart (NaN, -0.0, 0, negative numbers, extremes); and
@@ -24,6 +24,10 @@ class InlineDataTest {
         SplittableRandom rnd = new SplittableRandom(13);
         long[] r8 = new long[ShmLevel.INLINE_BYTES / 8];
         int[] r4 = new int[ShmLevel.INLINE_BYTES / 4];
+        long[] a8 = new long[ShmLevel.INLINE_BYTES / 8];
+        int[] a4 = new int[ShmLevel.INLINE_BYTES / 4];
+        long[] b8 = new long[ShmLevel.INLINE_BYTES / 8];
+        int[] b4 = new int[ShmLevel.INLINE_BYTES / 4];
         for (DataType t : DataType.values()) {
             for (Op op : Op.values()) {
                 if (!op.validFor(t)) {
@@ -38,6 +42,8 @@ class InlineDataTest {
                             put(line, t, a + i * t.size, value(t, rnd));
                             put(line, t, b + i * t.size, value(t, rnd));
                         }
+                        InlineData.load(line, a, t, count, a8, a4);
+                        InlineData.load(line, b, t, count, b8, b4);
                         ByteBuffer want = ByteBuffer.allocateDirect(count * t.size).order(NATIVE);
                         Reductions.combine(t, op, want, 0, line, a, line, b, count);
                         int off = rep % 3;
@@ -45,7 +51,7 @@ class InlineDataTest {
                         ByteBuffer out = ByteBuffer.allocateDirect((off + count) * t.size).order(NATIVE);
                         Payload p = new Payload();
                         p.buffer(out, off);
-                        InlineData.fold2(p, t, op, line, a, b, count, r8, r4);
+                        InlineData.fold2(p, t, op, a8, b8, a4, b4, count, r8, r4);
                         for (int i = 0; i < count; i++) {
                             assertEquals(bits(want, t, i * t.size), bits(out, t, (off + i) * t.size),
                                     t + " " + op + " count " + count + " element " + i + " (buffer)");
@@ -53,7 +59,7 @@ class InlineDataTest {
                         // an array of the type at an offset, with guard elements around it
                         Object arr = newArray(t, off + count + 1);
                         p.array(arr, off);
-                        InlineData.fold2(p, t, op, line, a, b, count, r8, r4);
+                        InlineData.fold2(p, t, op, a8, b8, a4, b4, count, r8, r4);
                         for (int i = 0; i < count; i++) {
                             assertEquals(bits(want, t, i * t.size), arrayBits(arr, t, off + i),
                                     t + " " + op + " count " + count + " element " + i + " (array)");
@@ -63,7 +69,7 @@ class InlineDataTest {
                             assertEquals(0L, arrayBits(arr, t, off - 1), "wrote before the offset");
                         }
                         p.none();
-                        InlineData.fold2(p, t, op, line, a, b, count, r8, r4); // no output on this rank: nothing to write, no error
+                        InlineData.fold2(p, t, op, a8, b8, a4, b4, count, r8, r4); // no output on this rank: nothing to write, no error
                     }
                 }
             }

@@ -29,7 +29,7 @@ public final class Ladder {
             Field f = Engine.class.getDeclaredField("exchange");
             f.setAccessible(true);
             ExchangeAlgorithm x = (ExchangeAlgorithm) f.get(e);
-            String[] names = {"RAW", "RAWcas", "ALG", "ENG", "API", "BAR", "RAWbb", "APIbb", "BUFbb"};
+            String[] names = {"RAW", "RAWcas", "ALG", "ENG", "API", "BAR", "RAWbb", "APIbb", "BUFbb", "RAWown"};
             double[][] p50 = new double[names.length][rounds];
             double[][] p99 = new double[names.length][rounds];
             double[] lat = new double[calls];
@@ -70,11 +70,12 @@ public final class Ladder {
                             case 5: comm.barrier(); break;
                             case 6: raw(e); break;
                             case 7: comm.allreduce(in, 0, out, 0, 1, Op.SUM); break;
-                            default: comm.allreduce(bin, 0, bout, 0, 1, DataType.FLOAT, Op.SUM); break;
+                            case 8: comm.allreduce(bin, 0, bout, 0, 1, DataType.FLOAT, Op.SUM); break;
+                            default: rawOwn(e); break;
                         }
                         long t1 = System.nanoTime();
                         lat[i] = t1 - t0;
-                        if (l < 6) {
+                        if (l < 6 || l >= 9) {
                             comm.barrier(); // OSU: an untimed barrier after each call; the "bb" rows run back to back
                         }
                     }
@@ -125,6 +126,13 @@ public final class Ladder {
             acc += Flags.plain(sock.buf, oc + ShmLevel.INLINE);
         }
         sink += acc;
+    }
+
+    /** RAW, then a read of this rank's own published line (as a fold that takes its own input from the segment does). */
+    private static void rawOwn(Engine e) {
+        raw(e);
+        ShmLevel sock = e.sock;
+        sink += Flags.plain(sock.buf, sock.ctl(ShmLevel.set(e.seqForTests()), sock.me) + ShmLevel.INLINE);
     }
 
     static long sink;
