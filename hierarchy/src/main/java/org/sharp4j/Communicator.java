@@ -42,7 +42,14 @@ public final class Communicator implements AutoCloseable {
         if (engine.heatPending()) {
             try {
                 long t0 = System.nanoTime();
-                engine.heated(heat(), t0);
+                int calls;
+                engine.waiter().heating(true); // yield to this JVM's compiler threads rather than spin against them
+                try {
+                    calls = heat();
+                } finally {
+                    engine.waiter().heating(false);
+                }
+                engine.heated(calls, t0);
                 bootstrap.barrier();
             } catch (RuntimeException | Error e) {
                 engine.close(); // nothing of a failed creation outlives it; the caller closes the bootstrap
@@ -51,10 +58,25 @@ public final class Communicator implements AutoCloseable {
         }
     }
 
+    /**
+     * Sizes up to 4 KiB past the inline area that every fifth heating round visits in turn (the
+     * tree's and the kernels' paths): compiled later, from a profile of the program's own first
+     * sizes, a kernel's branch the program had not taken yet became a trap (LogCompilation:
+     * unstable_if in {@code Staging.pays} at an OSU table's 2 KiB row, which then averaged 7x its P50).
+     */
+    static final int[] HEAT_MID_BYTES = {64, 128, 256, 512, 1024, 2048, 4096};
+
     /** Small calls per collective that get the hot path compiled by C2 (its thresholds are ~5,000 invocations). */
     static final int HEAT_CALLS = 6_000;
-    /** Rank 0 stops the heating after this long (oversubscribed ranks pay microseconds per call). */
-    private static final long HEAT_BUDGET_NANOS = 300_000_000L;
+    /**
+     * Rank 0 stops the heating after this long (oversubscribed ranks pay microseconds per call).
+     * C2's thresholds count calls, not time: at 300 ms the heating stopped after 2,000-2,500 of
+     * its 6,000 rounds even on a quiet machine (the compiler threads share each bound rank's CPU),
+     * and under load after 1,000-2,000, so the exchange was compiled (with a profile skewed to the
+     * program's first calls) during the program (LogCompilation: profile_predicate traps in the
+     * inline fold at an OSU table's second row, 2 ms calls).
+     */
+    private static final long HEAT_BUDGET_NANOS = 1_000_000_000L;
 
     /**
      * After the engine's warm-up profiled every path, runs the small-message path (Allreduce,
@@ -68,7 +90,8 @@ public final class Communicator implements AutoCloseable {
      * rank heat, so ranks never disagree on the number of calls. Returns the calls per collective.
      *
      * <p>The calls cycle through every valid type x op; arrays, in-place arrays and direct
-     * buffers; 1 element, the inline area's last element count and the first count past it. C2
+     * buffers; 1 element, the inline area's last element count and the first count past it, and
+     * every fifth time one of {@link #HEAT_MID_BYTES}. C2
      * compiles from the profile these calls leave, and a branch never taken in it is compiled as
      * a trap: heated with DOUBLE SUM only, the first DOUBLE MAX of a program (the OSU harness's
      * statistics) threw the compiled collective, its fold and the kernels away mid-benchmark
@@ -86,7 +109,7 @@ public final class Communicator implements AutoCloseable {
         long t0 = System.nanoTime();
         DataType[] types = DataType.values();
         Op[] ops = Op.values();
-        int maxCount = org.sharp4j.coll.ShmLevel.INLINE_BYTES / 4 + 1; // the first 4-byte count past the inline area
+        int maxCount = HEAT_MID_BYTES[HEAT_MID_BYTES.length - 1] / 4; // the largest mid-size call, in 4-byte elements
         int[] ia = new int[maxCount];
         int[] ib = new int[maxCount];
         long[] la = new long[maxCount];
@@ -108,8 +131,9 @@ public final class Communicator implements AutoCloseable {
                 if (!op.validFor(t)) {
                     op = Op.SUM;
                 }
-                int shape = (k / combos) % 4; // 0, 1: one element; 2: the inline area full; 3: just past it
-                int n = shape < 2 ? 1 : org.sharp4j.coll.ShmLevel.INLINE_BYTES / t.size + (shape - 2);
+                int shape = (k / combos) % 5; // 0, 1: one element; 2: the inline area full; 3: just past it; 4: mid sizes
+                int n = shape < 2 ? 1 : shape < 4 ? org.sharp4j.coll.ShmLevel.INLINE_BYTES / t.size + (shape - 2)
+                        : HEAT_MID_BYTES[(k / (combos * 5)) % HEAT_MID_BYTES.length] / t.size;
                 int form = (k + k / combos) % 3; // 0: arrays, 1: in place, 2: direct buffers
                 int root = k % size;
                 if (form == 2) {
@@ -158,9 +182,12 @@ public final class Communicator implements AutoCloseable {
                 barrier();
             }
             calls += 500;
-            if (calls == 1000 || calls == 2500) {
-                // by now the wait's slow path has a profile; take its rare branches (local, ~1 ms), twice:
-                // if the first pass threw a compiled version away, the blocks after the second recompile it
+            if (calls % 1500 == 1000) {
+                // by now the wait's slow path has a profile; take its rare branches (local, ~1 ms), at 1,000,
+                // 2,500, 4,000 and 5,500 calls: if a pass threw a compiled version away, the blocks after the
+                // next recompile it. Twice was not enough: a run whose awaitSlow was compiled after the second
+                // pass, from a profile without the failure probe, trapped at the program's first 20 ms wait
+                // (LogCompilation: unstable_if at awaitSlow's probe test during an OSU table).
                 engine.waiter().exerciseSlowPath(rank());
             }
             flag[0] = rank() == 0 && System.nanoTime() - t0 > HEAT_BUDGET_NANOS ? 1 : 0;

@@ -117,6 +117,15 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     private final String interName;
     private final List<Segment> segments = new ArrayList<>();
     private long seq;
+    /** This rank's progress line in the node segment (see ShmLevel's layout). */
+    private int progressLine;
+    /**
+     * Per collective (by ordinal): the largest byte count up to which the table's first segment
+     * holds and names the exchange (-1: none), so that small calls skip the lookup; and that
+     * segment's index. Set once the table is compiled; the same on every rank.
+     */
+    private final long[] exchangeUpTo = new long[Collective.values().length];
+    private final int[] exchangeSegment = new int[Collective.values().length];
     /**
      * One socket on one node and no inter-node step: the socket is the only level with data, and
      * a Reduce's non-root members other than member 0 return as soon as they published (see
@@ -165,7 +174,10 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     /** IDLE, BUSY (a thread is inside a call), CLOSE_PENDING (closed by another thread during a call), CLOSED. */
     @SuppressWarnings("unused") // through STATE
     private volatile int state;
-    /** The thread inside a call (diagnostics only: written after the compare-and-set that admits it). */
+    /**
+     * The thread inside a call, or the last one that was (diagnostics only: written after the
+     * compare-and-set that admits it, and only when it changes; read only while the state is BUSY).
+     */
     private Thread busyThread;
     /** A SharedBuffer view went to the user: the mapping may be read after close, so only the GC may unmap it. */
     private boolean viewsOut;
@@ -206,6 +218,13 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         this.socketIndexInNode = topo.socketOf(rank);
         this.socketCount = topo.socketCount(nodeIndex);
         this.directApplies = topo.nodeCount() == 1 && socketCount == 1;
+        for (Collective c : Collective.values()) {
+            // the lookup's answer for [0, INLINE_BYTES] when one segment covers it and names the exchange
+            int i0 = table.intraIndex(c, 0);
+            boolean one = table.intraIndex(c, ShmLevel.INLINE_BYTES) == i0;
+            exchangeUpTo[c.ordinal()] = one && table.intraAlgorithmAt(c, i0) == IntraNodeAlgorithm.EXCHANGE ? ShmLevel.INLINE_BYTES : -1;
+            exchangeSegment[c.ordinal()] = i0;
+        }
         int[] sockRanks = topo.socketRanks(nodeIndex, socketIndexInNode);
         int sockMe = topo.socketIndex(rank);
         this.socketLeader = sockMe == 0;
@@ -289,6 +308,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 }
                 this.sock = sockLvl;
                 this.node = nodeLvl;
+                this.progressLine = node.progress(localIndex);
                 Flags.put(node.buf, node.progress(localIndex) + P_PID, myPid);
                 Flags.put(node.buf, node.progress(localIndex) + P_WAITS_FOR, -1);
                 Flags.volatileSet(node.buf, node.progress(localIndex) + P_SEQ, 0);
@@ -315,7 +335,12 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             this.interStage = interUnit > 1 && localIndex == 0
                     ? java.nio.ByteBuffer.allocateDirect(interUnit * cfg.slotBytes()).order(java.nio.ByteOrder.nativeOrder()) : null;
             if (cfg.warmupRounds() > 0) {
-                warmUp(cfg.warmupRounds());
+                waiter.heating(true); // yield to this JVM's compiler threads rather than spin against them
+                try {
+                    warmUp(cfg.warmupRounds());
+                } finally {
+                    waiter.heating(false);
+                }
                 heatPending = true; // the Communicator over this engine heats through its public methods, then calls heated()
             }
         } catch (RuntimeException | Error e) {
@@ -654,12 +679,21 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         ArgumentMismatchException earlier = null;
         try {
             checkUsable();
-            current = kind;
+            if (current != kind) {
+                current = kind; // only when it changes: a reference store costs a GC barrier (G1: a fence)
+            }
             long desc = kind == Collective.BARRIER ? Desc.make(kind, DataType.INT, Op.SUM, 0, 0)
                     : Desc.make(kind, type, op, kind == Collective.REDUCE ? root : 0, count);
             long bytes = type == null ? 0 : (long) count * type.size;
-            int i = table.intraIndex(kind, bytes);
-            IntraNodeAlgorithm a = algorithmAt(kind, i, bytes);
+            final int i;
+            final IntraNodeAlgorithm a;
+            if (bytes <= exchangeUpTo[kind.ordinal()]) {
+                i = exchangeSegment[kind.ordinal()]; // what the lookup and algorithmAt give for these sizes
+                a = IntraNodeAlgorithm.EXCHANGE;
+            } else {
+                i = table.intraIndex(kind, bytes);
+                a = algorithmAt(kind, i, bytes);
+            }
             if (flat) {
                 // Reuse (ExchangeAlgorithm, "Who returns when"): the exchange and the tree write set n
                 // once every member arrived at n - SETS + 1; the tiled algorithm keeps the older,
@@ -677,7 +711,11 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             arrivedKnownAt = -1;
             switch (a) {
                 case EXCHANGE:
-                    exchange.run(kind, type, op, root, count, desc, table.treeRadixAt(kind, i));
+                    if (flat && bytes <= ShmLevel.INLINE_BYTES) {
+                        exchange.runInline(kind, type, op, root, count, desc, table.treeRadixAt(kind, i));
+                    } else {
+                        exchange.run(kind, type, op, root, count, desc, table.treeRadixAt(kind, i));
+                    }
                     break;
                 case TREE:
                     tree.run(kind, type, op, root, count, desc, table.treeRadixAt(kind, i));
@@ -721,7 +759,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             throw e;
         } finally {
             if (flat && sock.me == 0) {
-                Flags.release(node.buf, node.progress(localIndex) + P_DONE, seq); // after the verdict record
+                Flags.release(node.buf, progressLine + P_DONE, seq); // after the verdict record
             }
             exitCall();
         }
@@ -846,11 +884,13 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     + "' called a collective while thread '" + (other == null ? "?" : other.getName())
                     + "' is inside one (one call at a time per communicator, as MPI_THREAD_SERIALIZED)");
         }
-        busyThread = Thread.currentThread();
+        Thread t = Thread.currentThread();
+        if (busyThread != t) {
+            busyThread = t; // only when it changes: a reference store costs a GC barrier (G1: a fence)
+        }
     }
 
     private void exitCall() {
-        busyThread = null;
         if (!STATE.compareAndSet(this, BUSY, IDLE)) {
             // close() came from another thread during the call and left the release to this one
             STATE.setVolatile(this, CLOSED);
@@ -861,9 +901,28 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     /** The next call's sequence number (one per call or per chunk), recorded in this rank's progress line. */
     long nextSeq() {
         long s = ++seq;
-        // Plain release store into this rank's own line: read only by failure diagnostics.
-        Flags.release(node.buf, node.progress(localIndex) + P_SEQ, s);
+        progressSeq(s);
         return s;
+    }
+
+    /**
+     * The next sequence number without the progress record: for a call that publishes first and
+     * then records it with {@link #progressSeq} before it waits (the record only serves failure
+     * diagnostics, which run inside a wait).
+     */
+    long advanceSeq() {
+        return ++seq;
+    }
+
+    /** The last sequence number used (measuring tools). */
+    long seqForTests() {
+        return seq;
+    }
+
+    /** Records in this rank's progress line that it entered call {@code s} (its own line; read by failure diagnostics only). */
+    void progressSeq(long s) {
+        // Plain release store into this rank's own line.
+        Flags.release(node.buf, progressLine + P_SEQ, s);
     }
 
     void interNode(Collective kind, java.nio.ByteBuffer b, int off, int count, DataType t, Op op, int root, long desc) {
@@ -1155,6 +1214,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     /** Called once, by the thread that moved the state to CLOSED, when no call can be running. */
     private void release() {
         LIVE.remove(this);
+        src.clear(); // the user's last buffers (Payload keeps them between calls)
+        dst.clear();
         if (shuttingDown()) {
             // The process is exiting: the kernel unmaps, and sockets and fabric resources go with it.
             // Touching them here could only crash or stall the exit (a thread may still poll a flag).

@@ -99,6 +99,22 @@ final class ExchangeAlgorithm {
     private final ByteBuffer acc;
     /** Partial folds of subtrees, one per depth below the root's (allocated once; 1..log2 members). */
     private final Payload.Views[] levels;
+    /**
+     * This rank's contribution at the socket level as it published it, copied before it published:
+     * the fold reads it from here, never back from its published line or slot, which a peer may
+     * have fetched by then (a read back then costs a cache-line transfer per line; see runInline).
+     */
+    private final Payload.Views own;
+    /**
+     * Private operands and results of {@link InlineData#fold2}, a line's worth each: this rank's
+     * contribution as it published it, the peer's as read from its line, and the result.
+     */
+    private final long[] own8 = new long[ShmLevel.INLINE_BYTES / 8];
+    private final int[] own4 = new int[ShmLevel.INLINE_BYTES / 4];
+    private final long[] peer8 = new long[ShmLevel.INLINE_BYTES / 8];
+    private final int[] peer4 = new int[ShmLevel.INLINE_BYTES / 4];
+    private final long[] r8 = new long[ShmLevel.INLINE_BYTES / 8];
+    private final int[] r4 = new int[ShmLevel.INLINE_BYTES / 4];
 
     ExchangeAlgorithm(Engine e, int maxBytes, int maxMembers) {
         this.e = e;
@@ -108,6 +124,7 @@ final class ExchangeAlgorithm {
         for (int m = 1; m < maxMembers; m <<= 1) {
             depth++;
         }
+        this.own = new Payload.Views(Math.max(64, maxBytes));
         this.levels = new Payload.Views[depth + 1];
         for (int d = 1; d < levels.length; d++) {
             levels[d] = new Payload.Views(Math.max(64, maxBytes));
@@ -137,7 +154,9 @@ final class ExchangeAlgorithm {
         if (bytes > 0) {
             // Always a copy, also from the shared buffer: nothing tells a member when the others have
             // read its input (no release follows the fold), and an in-place result would overwrite it.
-            e.src.copyIn(sock, sock.dataOff(set, sock.me, bytes), t, 0, count);
+            int at = sock.dataOff(set, sock.me, bytes);
+            e.src.copyIn(sock, at, t, 0, count);
+            ShmLevel.copy(own.buf, 0, sock.buf, at, bytes); // not yet published: no transfer
         }
         sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
         // A flat Reduce's member 0 that is not the root only compares the signatures (no data to fold).
@@ -184,6 +203,83 @@ final class ExchangeAlgorithm {
     }
 
     /**
+     * {@link #run} on a flat level for a payload of at most {@link ShmLevel#INLINE_BYTES}: the same
+     * protocol, lines, fold order and verdict, with the work ordered for latency. The input goes
+     * straight from the user's buffer into this rank's line and the line is published first;
+     * the diagnostics store of the sequence number follows it. The wait checks each peer's
+     * signature and status in the line it just fetched; only if one differs (or carries an
+     * error) does the general verdict pass ({@link #fold} without data: member 0's signature
+     * against every member's, statuses merged) run, reading the same published lines again. With
+     * two members the fold is {@code x0 op x1} straight into the user's output
+     * ({@link InlineData#fold2}; the same bits as the bracket, which for two members is that one
+     * operation), this rank's own operand from a private copy taken before it published: read
+     * back from its line after the peer fetched that line, it cost another cache-line transfer
+     * (measured: +200 ns in this VM's slow phase, where a transfer costs 150-300 ns). With more
+     * members, the bracket into the private accumulator as in {@link #run}.
+     */
+    void runInline(Collective kind, DataType t, Op op, int root, int count, long desc, int radix) {
+        final Engine e = this.e;
+        final ShmLevel sock = e.sock;
+        final java.nio.ByteBuffer line = sock.buf;
+        final long s = e.advanceSeq();
+        final int set = ShmLevel.set(s);
+        final int me = sock.me;
+        final int ctl = sock.ctl(set, me);
+        final int bytes = t == null ? 0 : count * t.size;
+        if (bytes > 0) {
+            InlineData.copyIn(e.src, line, ctl + ShmLevel.INLINE, t, count);
+            InlineData.load(line, ctl + ShmLevel.INLINE, t, count, own8, own4); // still only this rank's: no transfer
+            if (sock.members != 2) {
+                ShmLevel.copy(own.buf, 0, line, ctl + ShmLevel.INLINE, bytes); // for subtree(), which folds other than two members
+            }
+        }
+        Flags.put(line, ctl + ShmLevel.DESC, desc);
+        Flags.put(line, ctl + ShmLevel.STATUS, 0); // st.reset() then st.writeTo, as in run()
+        final long arrived = ShmLevel.enc(s, ShmLevel.ARRIVED);
+        Flags.release(line, ctl + ShmLevel.STATE, arrived);
+        e.progressSeq(s);
+        final CallStatus st = e.st;
+        st.reset();
+        if (kind == Collective.REDUCE && e.rank != root && me != 0) {
+            e.wentAhead(s); // a leaf: publish and go (class comment, "Who returns when")
+            return;
+        }
+        final Waiter w = e.waiter;
+        final int q = sock.members;
+        boolean clean = true;
+        for (int m = 0; m < q; m++) {
+            if (m != me) {
+                int c = sock.ctl(set, m);
+                w.await(line, c + ShmLevel.STATE, arrived, sock.ranks[m]);
+                clean &= !Desc.differs(Flags.plain(line, c + ShmLevel.DESC), desc) & Flags.plain(line, c + ShmLevel.STATUS) == 0;
+            }
+        }
+        if (!clean) {
+            fold(sock, set, s, desc, count, t, op, 0, radix); // the verdict exactly as run() reaches it
+            if (!st.ok()) {
+                if (me == 0) {
+                    sock.publish(set, ShmLevel.RELEASED, s, desc, st); // members that took the tree wait for a release
+                }
+                throw st.toException();
+            }
+        }
+        if (bytes > 0 && (kind == Collective.ALLREDUCE || e.rank == root)) {
+            if (q == 2) {
+                // this rank's contribution from its private copy, never back from its published line
+                InlineData.load(line, sock.ctl(set, 1 - me) + ShmLevel.INLINE, t, count, peer8, peer4);
+                if (me == 0) {
+                    InlineData.fold2(e.dst, t, op, own8, peer8, own4, peer4, count, r8, r4);
+                } else {
+                    InlineData.fold2(e.dst, t, op, peer8, own8, peer4, own4, count, r8, r4);
+                }
+            } else {
+                subtree(sock, set, 0, q, Math.max(2, radix), 0, count, t, op, bytes);
+                e.dst.copyOutFrom(accViews, t, count);
+            }
+        }
+    }
+
+    /**
      * Waits for every member's ARRIVED in member order, checks each signature against member 0's,
      * merges the statuses they carry, and folds their data into {@link #acc} left to right.
      */
@@ -221,9 +317,10 @@ final class ExchangeAlgorithm {
         // own data: mine = x_i op x_(i+1), the same bits as a copy then mine = mine op x_(i+1).
         final boolean fused = limit > 1 && i + 1 < lvl.members;
         if (fused) {
-            Reductions.combine(t, op, mine, 0, lvl.buf, lvl.dataOff(set, i, bytes), lvl.buf, lvl.dataOff(set, i + 1, bytes), count);
+            Reductions.combine(t, op, mine, 0, bufOf(lvl, i), offOf(lvl, set, i, bytes), bufOf(lvl, i + 1), offOf(lvl, set, i + 1, bytes),
+                    count);
         } else {
-            ShmLevel.copy(mine, 0, lvl.buf, lvl.dataOff(set, i, bytes), bytes);
+            ShmLevel.copy(mine, 0, bufOf(lvl, i), offOf(lvl, set, i, bytes), bytes);
         }
         for (int pow = 1; pow < limit && pow < lvl.members; pow *= k) {
             for (int j = 1; j < k; j++) {
@@ -235,13 +332,22 @@ final class ExchangeAlgorithm {
                     continue; // folded above (fused is true whenever the loop reaches it)
                 }
                 if (pow == 1) {
-                    Reductions.combine(t, op, mine, 0, lvl.buf, lvl.dataOff(set, c, bytes), count); // a leaf
+                    Reductions.combine(t, op, mine, 0, bufOf(lvl, c), offOf(lvl, set, c, bytes), count); // a leaf
                 } else {
                     subtree(lvl, set, c, pow, k, depth + 1, count, t, op, bytes);
                     Reductions.combine(t, op, mine, 0, levels[depth + 1].buf, 0, count);
                 }
             }
         }
+    }
+
+    /** Where member {@code m}'s contribution is read from: this rank's own private copy at the socket level, else its line or slot. */
+    private ByteBuffer bufOf(ShmLevel lvl, int m) {
+        return m == lvl.me && lvl == e.sock ? own.buf : lvl.buf;
+    }
+
+    private int offOf(ShmLevel lvl, int set, int m, int bytes) {
+        return m == lvl.me && lvl == e.sock ? 0 : lvl.dataOff(set, m, bytes);
     }
 
     /** Phase 3 on the node's result, at the node leader (even after a mismatch: the other node leaders wait in it). */

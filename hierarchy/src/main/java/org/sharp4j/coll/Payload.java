@@ -26,24 +26,40 @@ public final class Payload {
     ShmLevel sharedLevel;
     int sharedOff;
 
+    /*
+     * The setters store a reference only when it changes, and none() keeps the last ones (kind
+     * says which is valid): a reference store into this long-lived object costs a GC write
+     * barrier, under G1 a StoreLoad fence per store, and a program that alternates Allreduce and
+     * Barrier on the same arrays would otherwise pay two or three per call. The last buffers stay
+     * reachable from here until the next call or clear() (the communicator's close).
+     */
+
     public void none() {
         kind = NONE;
-        array = null;
-        buffer = null;
     }
 
     public void array(Object a, int elementOffset) {
         kind = ARRAY;
-        array = a;
-        buffer = null;
+        if (array != a) {
+            array = a;
+        }
         off = elementOffset;
     }
 
     public void buffer(ByteBuffer b, int elementOffset) {
         kind = BUFFER;
-        array = null;
-        buffer = b;
+        if (buffer != b) {
+            buffer = b;
+        }
         off = elementOffset;
+    }
+
+    /** Drops the references to the user's last buffers (at close). */
+    void clear() {
+        kind = NONE;
+        array = null;
+        buffer = null;
+        sharedLevel = null;
     }
 
     void shared(ShmLevel level, int byteOff) {

@@ -43,6 +43,18 @@ public final class Waiter {
     private final WaitPolicy policy;
     private final FailureProbe probe;
     private final long probeIntervalNanos;
+    /** The spin budget in force: the policy's, or {@link #HEATING_SPIN_NANOS} while the engine heats (see {@link #heating}). */
+    private long spinNanos;
+
+    /**
+     * Spin budget while the engine heats the hot path at creation: ranks wait for each other
+     * there while their JVMs' compiler threads need the same cores (mpirun and the launcher bind
+     * each rank to one CPU), and a rank that spins 20 us per wait starves its own compiler and
+     * the peer waiting for it (measured: 2,000 heating rounds took 700 ms instead of about 50, and
+     * the budget cut the heating before C2 had compiled the exchange). A short spin still runs
+     * every branch of the spin loop, so the profile C2 compiles from has them all.
+     */
+    static final long HEATING_SPIN_NANOS = 1_000;
 
     public Waiter(WaitPolicy policy, FailureProbe probe) {
         this(policy, probe, PROBE_INTERVAL_NANOS);
@@ -52,6 +64,15 @@ public final class Waiter {
         this.policy = policy;
         this.probe = probe;
         this.probeIntervalNanos = probeIntervalNanos;
+        this.spinNanos = policy.spinNanos;
+    }
+
+    /**
+     * While {@code on}, waits spin at most {@link #HEATING_SPIN_NANOS} before they yield (never
+     * more than the policy's). Called by the thread that runs the collectives, around the heating.
+     */
+    public void heating(boolean on) {
+        spinNanos = on ? Math.min(policy.spinNanos, HEATING_SPIN_NANOS) : policy.spinNanos;
     }
 
     /**
@@ -104,12 +125,12 @@ public final class Waiter {
             return;
         }
         final long start = System.nanoTime();
-        for (int i = 1; policy.spinNanos > 0; i++) {
+        for (int i = 1; spinNanos > 0; i++) {
             Thread.onSpinWait();
             if (c.done()) {
                 return;
             }
-            if ((i & 7) == 0 && System.nanoTime() - start >= policy.spinNanos) {
+            if ((i & 7) == 0 && System.nanoTime() - start >= spinNanos) {
                 break;
             }
         }
@@ -147,18 +168,36 @@ public final class Waiter {
         }
     }
 
+    /**
+     * Polls before the slow path reads the clock: a peer that is publishing shows up within a
+     * line transfer or two (50-400 ns here), and reading the clock first (about 25-30 ns with the
+     * TSC) only delayed seeing it. At about 25 ns per {@code PAUSE} on this machine's cores, the
+     * 64 polls last 1-3 us, well inside the spin budget; with no spin budget (ranks outnumber
+     * cores) there are none: the first failed poll yields.
+     */
+    static final int FIRST_POLLS = 64;
+
     private long awaitSlow(ByteBuffer b, int off, long target, int awaitedRank) {
-        final long start = System.nanoTime();
         long v;
+        if (spinNanos > 0) {
+            for (int i = 0; i < FIRST_POLLS; i++) {
+                Thread.onSpinWait();
+                v = Flags.acquire(b, off);
+                if (v >= target) {
+                    return v;
+                }
+            }
+        }
+        final long start = System.nanoTime();
         // Spin: check the clock every 8 polls (a PAUSE is ~40-140 cycles on x86, so 8 of them stay
         // well below a microsecond, and a short budget for oversubscribed ranks is honoured).
-        for (int i = 1; policy.spinNanos > 0; i++) {
+        for (int i = 1; spinNanos > 0; i++) {
             Thread.onSpinWait();
             v = Flags.acquire(b, off);
             if (v >= target) {
                 return v;
             }
-            if ((i & 7) == 0 && System.nanoTime() - start >= policy.spinNanos) {
+            if ((i & 7) == 0 && System.nanoTime() - start >= spinNanos) {
                 break;
             }
         }
