@@ -223,7 +223,8 @@ final class PipelinedAlgorithm {
 
     /**
      * My tile of chunk {@code c} over every member's input, in member order, into the result area
-     * and, if {@code tileOut}, into my output too (then it is not copied out again).
+     * and, if {@code tileOut}, into my output too, from the same staged blocks (then it is not
+     * copied out again: one pass over the tile less).
      */
     private void foldTile(long s, int c, int count, int chunkElems, int size, DataType t, Op op, int q, int me, boolean ownInPlace,
             boolean tileOut) {
@@ -238,9 +239,12 @@ final class PipelinedAlgorithm {
             return;
         }
         final int to = sock.result(set) + lo * size;
-        TileFold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, to);
-        if (tileOut) {
-            e.dst.copyOut(sock, to, t, first + lo, hi - lo);
+        if (!tileOut) {
+            TileFold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, to, null, 0);
+        } else if (e.dst.kind == Payload.BUFFER) {
+            TileFold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, to, e.dst.buffer, (e.dst.off + first + lo) * size);
+        } else { // the shared buffer
+            TileFold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, to, e.dst.sharedLevel.buf, e.dst.sharedOff + (first + lo) * size);
         }
     }
 }

@@ -17,10 +17,13 @@ final class TileFold {
 
     /**
      * Folds elements {@code [lo, hi)} of the chunk that starts at element {@code first} of the
-     * call, set {@code set}, into {@code sock.buf} at byte {@code to}. The first step is
-     * {@code x0 op x1} in one pass (no copy of x0); one member copies its input.
+     * call, set {@code set}, into {@code sock.buf} at byte {@code to} and, unless {@code out} is
+     * null, into {@code out} at byte {@code outOff} as well, written by the last step from the
+     * same blocks (no second pass over the tile). The first step is {@code x0 op x1} in one pass
+     * (no copy of x0); one member copies its input.
      */
-    static void fold(Engine e, ShmLevel sock, int set, int first, int lo, int hi, DataType t, Op op, boolean ownInPlace, int to) {
+    static void fold(Engine e, ShmLevel sock, int set, int first, int lo, int hi, DataType t, Op op, boolean ownInPlace, int to,
+            ByteBuffer out, int outOff) {
         final int size = t.size;
         final int q = sock.members;
         final int me = sock.me;
@@ -37,6 +40,12 @@ final class TileFold {
             }
             if (q == 1) {
                 ShmLevel.copy(sock.buf, to, fromBuf, from, (hi - lo) * size);
+                if (out != null) {
+                    ShmLevel.copy(out, outOff, fromBuf, from, (hi - lo) * size);
+                }
+            } else if (m == q - 1 && out != null) { // the last step: the result to both places
+                Reductions.combine(t, op, sock.buf, to, out, outOff, m == 1 ? prevBuf : sock.buf, m == 1 ? prev : to, fromBuf, from,
+                        hi - lo);
             } else if (m == 1) {
                 Reductions.combine(t, op, sock.buf, to, prevBuf, prev, fromBuf, from, hi - lo);
             } else if (m > 1) {

@@ -135,7 +135,7 @@ final class TiledAlgorithm {
             // My tile over all members, in member order.
             final int res = sock.result(set);
             if (hi > lo && st.ok()) {
-                TileFold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, res + lo * size);
+                TileFold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, res + lo * size, null, 0);
             }
             sock.publish(set, ShmLevel.TILED, s, desc, st);
             if (severalNodes) {
