@@ -158,6 +158,7 @@ public final class Tuner {
             }
             out.add(new Candidate(Measurement.INTRA, "tiled", "allreduce,reduce:0-inf:tiled", data));
             out.add(new Candidate(Measurement.INTRA, "direct", "reduce:0-inf:direct", EnumSet.of(Collective.REDUCE)));
+            out.add(new Candidate(Measurement.INTRA, "pipelined", "allreduce,reduce:0-inf:pipelined", data));
             for (long c : o.chunks) {
                 String k = "tiled:chunk=" + Sizes.format(c);
                 out.add(new Candidate(Measurement.INTRA, k, "allreduce,reduce:0-inf:" + k, data));
