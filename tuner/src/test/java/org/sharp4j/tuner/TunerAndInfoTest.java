@@ -83,13 +83,14 @@ class TunerAndInfoTest {
         Tuner.Options withChunk = tiny();
         withChunk.chunks = new long[] {4096};
         Tuner.Result res = sweep(n, base, withChunk, Set.of(), sink);
-        // tree:radix=2, tiled and tiled:chunk=4k at 2 sizes for allreduce, exchange at 64 B (up to 4 KiB), tree and exchange for barrier
-        assertEquals(9, res.measurements.size(), res.measurements.toString());
+        // tree:radix=2, tiled, pipelined and tiled:chunk=4k at 2 sizes for allreduce, exchange at 64 B (up to 4 KiB), tree and
+        // exchange for barrier
+        assertEquals(11, res.measurements.size(), res.measurements.toString());
         assertTrue(res.measurements.stream().anyMatch(m -> m.candidate().equals("tiled:chunk=4k") && m.bytes() == 32768), res.measurements.toString());
         assertTrue(res.measurements.stream().allMatch(m -> m.passes() == 2), res.measurements.toString());
-        assertEquals(18, sink.size(), "each point in each of the 2 passes: " + sink);
+        assertEquals(22, sink.size(), "each point in each of the 2 passes: " + sink);
         assertEquals(res.measurements, Measurement.overPassesByPoint(sink));
-        assertEquals(18, res.total);
+        assertEquals(22, res.total);
         // interleaved: every candidate's pass 1 before any candidate's pass 2, and pass 2 starts one candidate further on
         List<String> order = new ArrayList<>();
         for (Measurement.Pass p : sink) {
@@ -98,8 +99,8 @@ class TunerAndInfoTest {
                 order.add(k);
             }
         }
-        assertEquals(List.of("1 tree:radix=2", "1 exchange", "1 tiled", "1 tiled:chunk=4k",
-                "2 exchange", "2 tiled", "2 tiled:chunk=4k", "2 tree:radix=2"), order);
+        assertEquals(List.of("1 tree:radix=2", "1 exchange", "1 tiled", "1 pipelined", "1 tiled:chunk=4k",
+                "2 exchange", "2 tiled", "2 pipelined", "2 tiled:chunk=4k", "2 tree:radix=2"), order);
         assertFalse(res.budgetSpent);
         assertTrue(res.notes.stream().anyMatch(x -> x.contains("one node")), res.notes.toString());
         Path table = dir.resolve("table.txt");
@@ -157,7 +158,7 @@ class TunerAndInfoTest {
         List<Measurement.Pass> again = new ArrayList<>();
         Tuner.Result res2 = sweep(n, base, withChunk, done, again);
         assertEquals(0, res2.measurements.size());
-        assertEquals(18, res2.skipped);
+        assertEquals(22, res2.skipped);
         assertTrue(again.isEmpty());
 
         // a sweep cut after pass 1: resumed with rank 0's state, it measures pass 2 of every point, nothing else
@@ -169,8 +170,8 @@ class TunerAndInfoTest {
         }
         List<Measurement.Pass> rest = new ArrayList<>();
         Tuner.Result res3 = sweep(n, base, withChunk, pass1, rest);
-        assertEquals(9, res3.skipped);
-        assertEquals(9, rest.size(), rest.toString());
+        assertEquals(11, res3.skipped);
+        assertEquals(11, rest.size(), rest.toString());
         assertTrue(rest.stream().allMatch(x -> x.pass() == 2), rest.toString());
     }
 
@@ -231,8 +232,8 @@ class TunerAndInfoTest {
                 o, Set.of(), sink);
         assertEquals(2, res.nodes);
         assertEquals(2, res.ppn);
-        // tree:radix=2 and tiled at 64 B and 32 KiB, exchange at 64 B
-        assertEquals(5, res.measurements.size(), res.measurements.toString());
+        // tree:radix=2, tiled and pipelined at 64 B and 32 KiB, exchange at 64 B
+        assertEquals(7, res.measurements.size(), res.measurements.toString());
         assertTrue(res.measurements.stream().allMatch(m -> m.layer().equals("intra") && m.nodes() == 2 && m.ppn() == 2 && m.passes() == 2),
                 res.measurements.toString());
     }
