@@ -81,6 +81,7 @@ final class PipelinedAlgorithm {
     static final int TAIL = ShmLevel.SETS - 1;
 
     private final Engine e;
+    private final TileFold fold = new TileFold();
 
     PipelinedAlgorithm(Engine e) {
         this.e = e;
@@ -240,11 +241,11 @@ final class PipelinedAlgorithm {
         }
         final int to = sock.result(set) + lo * size;
         if (!tileOut) {
-            TileFold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, to, null, 0);
+            fold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, to, null, 0);
         } else if (e.dst.kind == Payload.BUFFER) {
-            TileFold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, to, e.dst.buffer, (e.dst.off + first + lo) * size);
+            fold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, to, e.dst.buffer, (e.dst.off + first + lo) * size);
         } else { // the shared buffer
-            TileFold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, to, e.dst.sharedLevel.buf, e.dst.sharedOff + (first + lo) * size);
+            fold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, to, e.dst.sharedLevel.buf, e.dst.sharedOff + (first + lo) * size);
         }
     }
 }

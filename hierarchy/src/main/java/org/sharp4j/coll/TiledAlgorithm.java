@@ -72,6 +72,7 @@ import org.sharp4j.tuning.Collective;
  */
 final class TiledAlgorithm {
     private final Engine e;
+    private final TileFold fold = new TileFold();
 
     TiledAlgorithm(Engine e) {
         this.e = e;
@@ -135,7 +136,7 @@ final class TiledAlgorithm {
             // My tile over all members, in member order.
             final int res = sock.result(set);
             if (hi > lo && st.ok()) {
-                TileFold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, res + lo * size, null, 0);
+                fold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, res + lo * size, null, 0);
             }
             sock.publish(set, ShmLevel.TILED, s, desc, st);
             if (severalNodes) {

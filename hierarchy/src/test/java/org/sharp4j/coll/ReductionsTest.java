@@ -240,6 +240,63 @@ class ReductionsTest {
         }
     }
 
+    /**
+     * The fold over k inputs (combineAll): the bits of k-1 pairwise combines left to right, staged
+     * in one pass (direct buffers on JDK 17-21, any on 22+) or pairwise (heap buffers on 17-21),
+     * with and without a second destination, and in place on x[0].
+     */
+    @Test
+    void foldOverSeveralInputsGivesThePairwiseBits() {
+        SplittableRandom rnd = new SplittableRandom(11);
+        for (boolean direct : new boolean[] {true, false}) {
+            for (DataType t : DataType.values()) {
+                for (Op op : Op.values()) {
+                    if (!op.validFor(t)) {
+                        continue;
+                    }
+                    for (int n : counts(t)) {
+                        for (int k = 2; k <= 5; k++) {
+                            int off = 8;
+                            int bytes = off + n * t.size + 16;
+                            ByteBuffer[] x = new ByteBuffer[k];
+                            int[] xo = new int[k];
+                            for (int j = 0; j < k; j++) {
+                                x[j] = alloc(bytes + 8 * j, direct);
+                                fill(x[j], t, rnd);
+                                xo[j] = off + 8 * j; // each input at its own offset
+                            }
+                            // the reference: ((x0 op x1) op x2) ..., element by element, in a heap copy of x0's bytes
+                            ByteBuffer acc = alloc(bytes, false);
+                            for (int i = 0; i < n * t.size; i++) {
+                                acc.put(off + i, x[0].get(xo[0] + i));
+                            }
+                            for (int j = 1; j < k; j++) {
+                                ByteBuffer xj = alloc(bytes, false);
+                                for (int i = 0; i < n * t.size; i++) {
+                                    xj.put(off + i, x[j].get(xo[j] + i));
+                                }
+                                acc = ByteBuffer.wrap(reference(t, op, acc, off, acc, xj, n)).order(ByteOrder.nativeOrder());
+                            }
+                            byte[] want = java.util.Arrays.copyOfRange(canon(bytes(acc), t, off, n), off, off + n * t.size);
+                            ByteBuffer d = alloc(bytes, direct);
+                            ByteBuffer d2 = alloc(bytes, direct);
+                            Reductions.combineAll(t, op, d, off, d2, off, x, xo, k, n);
+                            String what = t + " " + op + " n=" + n + " k=" + k + " direct=" + direct;
+                            assertArrayEquals(want, java.util.Arrays.copyOfRange(canon(bytes(d), t, off, n), off, off + n * t.size), what);
+                            assertArrayEquals(want, java.util.Arrays.copyOfRange(canon(bytes(d2), t, off, n), off, off + n * t.size), what + ": dst2");
+                            // in place on x0, no second destination
+                            Reductions.combineAll(t, op, x[0], xo[0], null, 0, x, xo, k, n);
+                            assertArrayEquals(want, java.util.Arrays.copyOfRange(canon(bytes(x[0]), t, xo[0], n), xo[0], xo[0] + n * t.size),
+                                    what + ": in place");
+                        }
+                    }
+                }
+            }
+        }
+        assertThrows(IllegalArgumentException.class, () -> Reductions.combineAll(DataType.INT, Op.SUM, alloc(8, true), 0, null, 0,
+                new ByteBuffer[] {alloc(8, true)}, new int[] {0}, 1, 1));
+    }
+
     private static void two(String form, Staging st, DataType t, Op op, ByteBuffer d, int dOff, ByteBuffer d2, int d2Off, ByteBuffer a,
             int aOff, ByteBuffer b, int bOff, int n) {
         switch (form) {
