@@ -138,7 +138,7 @@ def main():
      */
     public static void combine(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff,
             int count) {
-        if (count >= Staging.MIN_COUNT && Staging.ENABLED && staged(type, op, dst, dOff, a, aOff, b, bOff, count)) {
+        if (count >= Staging.MIN_COUNT && Staging.ENABLED && staged(type, op, dst, dOff, null, 0, a, aOff, b, bOff, count)) {
             return;
         }
         if (RawMemory.ENABLED && dst.isDirect() && a.isDirect() && b.isDirect()) {
@@ -149,24 +149,148 @@ def main():
     }
 
     /**
-     * Folds through a staged form if one applies and pays ({@link Staging#pays}), returning
-     * whether it did. Out of line, so that small folds' dispatch in combine stays as small as it
-     * was (one compare more; inlined into combine, this measured +0.5 ns on an 8-byte fold).
+     * {@code dst = a op b} and {@code dst2 = a op b} over {@code count} elements: a fold whose result
+     * two places need (the shared result area, where the other ranks read it, and this rank's own
+     * output), in one pass over the operands. A staged fold writes each block from its L1-resident
+     * array twice, where a fold and a copy would read the result back; the other forms fold, then
+     * copy. {@code dst} may be {@code a}; {@code dst2} may be {@code a} or {@code b} at the same offset
+     * (an in-place call) or disjoint from every other operand.
      */
-    private static boolean staged(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff,
-            int count) {
+    public static void combine(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer dst2, int d2Off, ByteBuffer a, int aOff,
+            ByteBuffer b, int bOff, int count) {
+        if (count >= Staging.MIN_COUNT && Staging.ENABLED && staged(type, op, dst, dOff, dst2, d2Off, a, aOff, b, bOff, count)) {
+            return;
+        }
+        combine(type, op, dst, dOff, a, aOff, b, bOff, count);
+        ShmLevel.copy(dst2, d2Off, dst, dOff, count * type.size);
+    }
+
+    /**
+     * {@code dst = ((x[0] op x[1]) op x[2]) ... op x[k-1]} over {@code count} elements, and the same
+     * into {@code dst2} unless it is null: a fold over k inputs, left to right (the bits of k-1
+     * pairwise combines). Staged, it is one pass: each block of every input is copied into this
+     * thread's arrays and folded there, and the result written once, where k-1 combines read and
+     * write the accumulator k-1 times ({@code 3(k-1)} block copies against {@code k+1}). Otherwise
+     * it runs as those combines. {@code dst2} may be any input at the same offset (every element of
+     * every input is read before it is written); {@code dst} may be {@code x[0]} or {@code x[1]} at
+     * the same offset and must not overlap the other inputs (the pairwise form writes it first).
+     */
+    public static void combineAll(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer dst2, int d2Off, ByteBuffer[] x, int[] xOff,
+            int k, int count) {
+        if (k < 2) {
+            throw new IllegalArgumentException("a fold needs two inputs or more, got " + k);
+        }
+        if (k == 2) {
+            if (dst2 == null) {
+                combine(type, op, dst, dOff, x[0], xOff[0], x[1], xOff[1], count);
+            } else {
+                combine(type, op, dst, dOff, dst2, d2Off, x[0], xOff[0], x[1], xOff[1], count);
+            }
+            return;
+        }
+        if (count >= Staging.MIN_COUNT && Staging.ENABLED && Staging.pays(type, op, count) && stagedAll(type, op, dst, dOff, dst2, d2Off, x,
+                xOff, k, count)) {
+            return;
+        }
+        combine(type, op, dst, dOff, x[0], xOff[0], x[1], xOff[1], count);
+        for (int j = 2; j < k; j++) {
+            combine(type, op, dst, dOff, dst, dOff, x[j], xOff[j], count);
+        }
+        if (dst2 != null) {
+            ShmLevel.copy(dst2, d2Off, dst, dOff, count * type.size);
+        }
+    }
+
+    /** {@link #combineAll}'s one-pass form where a staged form applies; whether it ran. */
+    private static boolean stagedAll(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer dst2, int d2Off, ByteBuffer[] x, int[] xOff,
+            int k, int count) {
+        if (!op.validFor(type)) {
+            throw new IllegalArgumentException("op " + op + " is not defined for " + type);
+        }
+        long bytes = (long) count * type.size;
+        Staging s = Staging.mine();
+        if (RawMemory.ENABLED) {
+            if (!dst.isDirect() || dst2 != null && !dst2.isDirect()) {
+                return false;
+            }
+            for (int j = 0; j < k; j++) {
+                if (!x[j].isDirect()) {
+                    return false;
+                }
+            }
+            long[] a = s.addresses(k);
+            for (int j = 0; j < k; j++) {
+                a[j] = RawMemory.address(x[j], xOff[j], bytes, false);
+            }
+            long d = RawMemory.address(dst, dOff, bytes, true);
+            long d2 = dst2 == null ? 0 : RawMemory.address(dst2, d2Off, bytes, true);
+            switch (type) {
+                case INT: stagedAllInt(op, d, d2, a, k, count, s); break;
+                case LONG: stagedAllLong(op, d, d2, a, k, count, s); break;
+                case FLOAT: stagedAllFloat(op, d, d2, a, k, count, s); break;
+                case DOUBLE: stagedAllDouble(op, d, d2, a, k, count, s); break;
+                default: throw new AssertionError(type);
+            }
+            Reference.reachabilityFence(dst);
+            Reference.reachabilityFence(dst2);
+            Reference.reachabilityFence(x);
+            return true;
+        }
+        if (!Staging.SEGMENTS || dOff < dst.position() || dst2 != null && d2Off < dst2.position()) {
+            return false;
+        }
+        for (int j = 0; j < k; j++) {
+            if (xOff[j] < x[j].position()) {
+                return false;
+            }
+        }
+        Staging.check(dst, dOff, bytes, true);
+        if (dst2 != null) {
+            Staging.check(dst2, d2Off, bytes, true);
+        }
+        Object[] g = s.segments(k);
+        long[] at = s.addresses(k);
+        for (int j = 0; j < k; j++) {
+            Staging.check(x[j], xOff[j], bytes, false);
+            g[j] = s.segment(x[j]);
+            at[j] = xOff[j] - x[j].position();
+        }
+        Object d = s.segment(dst);
+        Object d2 = dst2 == null ? null : s.segment(dst2);
+        long dAt = dOff - dst.position();
+        long d2At = dst2 == null ? 0 : d2Off - dst2.position();
+        switch (type) {
+            case INT: segAllInt(op, d, dAt, d2, d2At, g, at, k, count, s); break;
+            case LONG: segAllLong(op, d, dAt, d2, d2At, g, at, k, count, s); break;
+            case FLOAT: segAllFloat(op, d, dAt, d2, d2At, g, at, k, count, s); break;
+            case DOUBLE: segAllDouble(op, d, dAt, d2, d2At, g, at, k, count, s); break;
+            default: throw new AssertionError(type);
+        }
+        java.util.Arrays.fill(g, 0, k, null); // no buffer kept reachable through the scratch
+        return true;
+    }
+
+    /**
+     * Folds through a staged form if one applies and pays ({@link Staging#pays}), returning
+     * whether it did (into {@code dst2} too, unless null). Out of line, so that small folds'
+     * dispatch in combine stays as small as it was (one compare more; inlined into combine, this
+     * measured +0.5 ns on an 8-byte fold).
+     */
+    private static boolean staged(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer dst2, int d2Off, ByteBuffer a, int aOff,
+            ByteBuffer b, int bOff, int count) {
         if (!Staging.pays(type, op, count)) {
             return false;
         }
         if (RawMemory.ENABLED) {
-            if (!(dst.isDirect() && a.isDirect() && b.isDirect())) {
+            if (!(dst.isDirect() && a.isDirect() && b.isDirect() && (dst2 == null || dst2.isDirect()))) {
                 return false;
             }
-            combineStaged(type, op, dst, dOff, a, aOff, b, bOff, count, Staging.mine());
+            combineStaged(type, op, dst, dOff, dst2, d2Off, a, aOff, b, bOff, count, Staging.mine());
             return true;
         }
-        if (Staging.SEGMENTS && dOff >= dst.position() && aOff >= a.position() && bOff >= b.position()) {
-            combineSegments(type, op, dst, dOff, a, aOff, b, bOff, count, Staging.mine());
+        if (Staging.SEGMENTS && dOff >= dst.position() && aOff >= a.position() && bOff >= b.position()
+                && (dst2 == null || d2Off >= dst2.position())) {
+            combineSegments(type, op, dst, dOff, dst2, d2Off, a, aOff, b, bOff, count, Staging.mine());
             return true;
         }
         return false;
@@ -193,26 +317,28 @@ def main():
     /**
      * The staged form on raw addresses (direct buffers; needs {@link RawMemory#ENABLED} or a forced
      * {@code raw}): blocks of both operands copied into {@code s}'s arrays, folded there, copied
-     * back, see {@link Staging}. {@code dst} may be {@code a} or {@code b} (the same bytes) but must
-     * not overlap them otherwise.
+     * back (to {@code dst2} as well unless it is null), see {@link Staging}. {@code dst} and
+     * {@code dst2} may be {@code a} or {@code b} (the same bytes) but must not overlap them otherwise.
      */
-    static void combineStaged(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff, int count,
-            Staging s) {
+    static void combineStaged(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer dst2, int d2Off, ByteBuffer a, int aOff,
+            ByteBuffer b, int bOff, int count, Staging s) {
         if (!op.validFor(type)) {
             throw new IllegalArgumentException("op " + op + " is not defined for " + type);
         }
         long bytes = (long) count * type.size;
         long d = RawMemory.address(dst, dOff, bytes, true);
+        long d2 = dst2 == null ? 0 : RawMemory.address(dst2, d2Off, bytes, true);
         long x = RawMemory.address(a, aOff, bytes, false);
         long y = RawMemory.address(b, bOff, bytes, false);
         switch (type) {
-            case INT: stagedInt(op, d, x, y, count, s); break;
-            case LONG: stagedLong(op, d, x, y, count, s); break;
-            case FLOAT: stagedFloat(op, d, x, y, count, s); break;
-            case DOUBLE: stagedDouble(op, d, x, y, count, s); break;
+            case INT: stagedInt(op, d, d2, x, y, count, s); break;
+            case LONG: stagedLong(op, d, d2, x, y, count, s); break;
+            case FLOAT: stagedFloat(op, d, d2, x, y, count, s); break;
+            case DOUBLE: stagedDouble(op, d, d2, x, y, count, s); break;
             default: throw new AssertionError(type);
         }
         Reference.reachabilityFence(dst);
+        Reference.reachabilityFence(dst2);
         Reference.reachabilityFence(a);
         Reference.reachabilityFence(b);
     }
@@ -223,13 +349,19 @@ def main():
      * {@code MemorySegment.copy}. A segment of a buffer starts at its position, so every offset
      * must be at or past its buffer's position (the caller checks; the VarHandle form serves the rest).
      */
-    static void combineSegments(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff, int count,
-            Staging s) {
+    static void combineSegments(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer dst2, int d2Off, ByteBuffer a, int aOff,
+            ByteBuffer b, int bOff, int count, Staging s) {
         if (!op.validFor(type)) {
             throw new IllegalArgumentException("op " + op + " is not defined for " + type);
         }
         long bytes = (long) count * type.size;
         Staging.check(dst, dOff, bytes, true);
+        if (dst2 != null) {
+            Staging.check(dst2, d2Off, bytes, true);
+            if (d2Off < dst2.position()) {
+                throw new IllegalArgumentException("offset " + d2Off + " lies before its buffer's position " + dst2.position());
+            }
+        }
         Staging.check(a, aOff, bytes, false);
         Staging.check(b, bOff, bytes, false);
         if (dOff < dst.position() || aOff < a.position() || bOff < b.position()) {
@@ -242,11 +374,13 @@ def main():
         long dAt = dOff - dst.position();
         long xAt = aOff - a.position();
         long yAt = bOff - b.position();
+        Object d2 = dst2 == null ? null : s.segment(dst2);
+        long d2At = dst2 == null ? 0 : d2Off - dst2.position();
         switch (type) {
-            case INT: segInt(op, d, dAt, x, xAt, y, yAt, count, s); break;
-            case LONG: segLong(op, d, dAt, x, xAt, y, yAt, count, s); break;
-            case FLOAT: segFloat(op, d, dAt, x, xAt, y, yAt, count, s); break;
-            case DOUBLE: segDouble(op, d, dAt, x, xAt, y, yAt, count, s); break;
+            case INT: segInt(op, d, dAt, d2, d2At, x, xAt, y, yAt, count, s); break;
+            case LONG: segLong(op, d, dAt, d2, d2At, x, xAt, y, yAt, count, s); break;
+            case FLOAT: segFloat(op, d, dAt, d2, d2At, x, xAt, y, yAt, count, s); break;
+            case DOUBLE: segDouble(op, d, dAt, d2, d2At, x, xAt, y, yAt, count, s); break;
             default: throw new AssertionError(type);
         }
     }
@@ -287,8 +421,8 @@ def main():
                          f"                    u.put{cap}(d + o, ({jt}) ({expr(op, jt, 'a', 'b')}));"])
     for name, jt, code, sz, integ in TYPES:
         cap = jt[0].upper() + jt[1:]
-        out.append(f"""    /** As raw{cap}, a block of {{@link Staging#BLOCK_BYTES}} at a time through {{@code s}}'s arrays. */
-    private static void staged{cap}(Op op, long d, long x, long y, int n, Staging s) {{
+        out.append(f"""    /** As raw{cap}, a block of {{@link Staging#BLOCK_BYTES}} at a time through {{@code s}}'s arrays; into {{@code d2}} too unless 0. */
+    private static void staged{cap}(Op op, long d, long d2, long x, long y, int n, Staging s) {{
         final sun.misc.Unsafe u = RawMemory.Holder.U;
         final {jt}[] p = s.{jt}s1;
         final {jt}[] q = s.{jt}s2;
@@ -301,13 +435,17 @@ def main():
             u.copyMemory(null, y + o, q, base, bytes);
             fold{cap}(op, p, q, m);
             u.copyMemory(p, base, null, d + o, bytes);
+            if (d2 != 0) {{
+                u.copyMemory(p, base, null, d2 + o, bytes);
+            }}
         }}
     }}
 """)
     for name, jt, code, sz, integ in TYPES:
         cap = jt[0].upper() + jt[1:]
         out.append(f"""    /** As staged{cap}, the copies through segments (offsets from each segment's start). */
-    private static void seg{cap}(Op op, Object d, long dOff, Object x, long xOff, Object y, long yOff, int n, Staging s) {{
+    private static void seg{cap}(Op op, Object d, long dOff, Object d2, long d2Off, Object x, long xOff, Object y, long yOff, int n,
+            Staging s) {{
         final {jt}[] p = s.{jt}s1;
         final {jt}[] q = s.{jt}s2;
         final Object l = Segments.{name};
@@ -318,6 +456,53 @@ def main():
             Segments.copyIn(y, l, yOff + o, q, m);
             fold{cap}(op, p, q, m);
             Segments.copyOut(p, m, d, l, dOff + o);
+            if (d2 != null) {{
+                Segments.copyOut(p, m, d2, l, d2Off + o);
+            }}
+        }}
+    }}
+""")
+    for name, jt, code, sz, integ in TYPES:
+        cap = jt[0].upper() + jt[1:]
+        out.append(f"""    /** As staged{cap} over k inputs at addresses {{@code x[0..k)}}: each block folded left to right in {{@code s}}'s arrays, written once. */
+    private static void stagedAll{cap}(Op op, long d, long d2, long[] x, int k, int n, Staging s) {{
+        final sun.misc.Unsafe u = RawMemory.Holder.U;
+        final {jt}[] p = s.{jt}s1;
+        final {jt}[] q = s.{jt}s2;
+        final long base = sun.misc.Unsafe.ARRAY_{name}_BASE_OFFSET;
+        for (int i = 0; i < n; i += p.length) {{
+            int m = Math.min(p.length, n - i);
+            long o = (long) i * {sz};
+            long bytes = (long) m * {sz};
+            u.copyMemory(null, x[0] + o, p, base, bytes);
+            for (int j = 1; j < k; j++) {{
+                u.copyMemory(null, x[j] + o, q, base, bytes);
+                fold{cap}(op, p, q, m);
+            }}
+            u.copyMemory(p, base, null, d + o, bytes);
+            if (d2 != 0) {{
+                u.copyMemory(p, base, null, d2 + o, bytes);
+            }}
+        }}
+    }}
+
+    /** As stagedAll{cap}, the copies through segments {{@code g[0..k)}} at offsets {{@code at[0..k)}}. */
+    private static void segAll{cap}(Op op, Object d, long dOff, Object d2, long d2Off, Object[] g, long[] at, int k, int n, Staging s) {{
+        final {jt}[] p = s.{jt}s1;
+        final {jt}[] q = s.{jt}s2;
+        final Object l = Segments.{name};
+        for (int i = 0; i < n; i += p.length) {{
+            int m = Math.min(p.length, n - i);
+            long o = (long) i * {sz};
+            Segments.copyIn(g[0], l, at[0] + o, p, m);
+            for (int j = 1; j < k; j++) {{
+                Segments.copyIn(g[j], l, at[j] + o, q, m);
+                fold{cap}(op, p, q, m);
+            }}
+            Segments.copyOut(p, m, d, l, dOff + o);
+            if (d2 != null) {{
+                Segments.copyOut(p, m, d2, l, d2Off + o);
+            }}
         }}
     }}
 """)

@@ -15,14 +15,15 @@ import org.sharp4j.shm.Waiter;
  * to right over the members: the bits of {@link TiledAlgorithm} (whose tiles fold in the same
  * order). Per chunk of n elements a non-root member copies its n elements into its slot (nothing
  * when its input is its shared buffer); the root reads its own input in place (a direct buffer or
- * its shared buffer; an array is copied into its slot first) and makes {@code q-1} passes over the
- * chunk into its output (a direct buffer or its shared buffer; for an array, the result area, then
- * one copy out). Critical path of the root for a message of N elements: {@code (q-1) N} fold steps
- * pipelined against the members' copies of N, where the tiled Reduce pays copy-in N, a fold of N/q
- * over q inputs and copy-out N; Open MPI's two-rank reduce is one single copy of N (CMA) plus a
- * fold of N. A fold is {@code a op b} over two streams, so {@code q-1} passes cost {@code (q-1) N}
- * against the tiled fold's {@code N/q * q = N} spread over q ranks: direct wins for small q (the
- * built-in table uses it up to 4 ranks per node, where its root measured faster) and tiled for large q.
+ * its shared buffer; an array is copied into its slot first) and folds each 16 KiB piece of all q
+ * inputs in one pass ({@link Reductions#combineAll}: every staged block of every input read once,
+ * the result written once) into its output (a direct buffer or its shared buffer; for an array, the
+ * result area, then one copy out). Critical path of the root for a message of N elements: q N
+ * element reads and N writes (block copies: (q+1) N, where q-1 pairwise passes cost 3(q-1) N),
+ * pipelined against the members' copies of N; the tiled Reduce pays copy-in N, a fold of N/q over
+ * q inputs and copy-out N; Open MPI's two-rank reduce is one single copy of N (CMA) plus a fold of
+ * N. Direct wins for small q (the built-in table uses it up to 4 ranks per node, where its root
+ * measured faster) and the tiled or pipelined fold, spread over q ranks, for large q.
  *
  * <h2>Flags (all in {@link ShmLevel}'s control blocks; release stores, acquire loads)</h2>
  * <ul>
@@ -77,6 +78,8 @@ final class DirectReduceAlgorithm {
     /** The root's operands of the current chunk (grown once to the member count; no allocation per call). */
     private ByteBuffer[] xBuf = new ByteBuffer[0];
     private int[] xOff = new int[0];
+    /** The operands' offsets of the current piece. */
+    private int[] pieceOff = new int[0];
 
     DirectReduceAlgorithm(Engine e) {
         this.e = e;
@@ -107,6 +110,7 @@ final class DirectReduceAlgorithm {
         if (xBuf.length < q) {
             xBuf = new ByteBuffer[q];
             xOff = new int[q];
+            pieceOff = new int[q];
         }
         long s = 0;
         long firstSeq = -1;
@@ -183,7 +187,8 @@ final class DirectReduceAlgorithm {
                     xOff[m] = Desc.shared(sock.descOf(set, m)) ? sock.shared(m) + first * size : sock.slot(set, m);
                 }
             }
-            // Piece by piece as the members publish them, left to right over members.
+            // Piece by piece as the members publish them: every member's piece, then one pass over
+            // all of them, left to right over members (Reductions.combineAll).
             int k = 0;
             for (int p = 0; p < n; p += pieceElems, k++) {
                 final int len = Math.min(pieceElems, n - p);
@@ -193,13 +198,12 @@ final class DirectReduceAlgorithm {
                     if (m != me) {
                         w.await(sock.buf, sock.ctl(set, m) + PROGRESS, ready, sock.ranks[m]);
                     }
-                    if (q == 1) {
-                        ShmLevel.copy(acc, accOff + po, xBuf[m], xOff[m] + po, len * size);
-                    } else if (m == 1) {
-                        Reductions.combine(t, op, acc, accOff + po, xBuf[0], xOff[0] + po, xBuf[1], xOff[1] + po, len); // x0 op x1 in one pass
-                    } else if (m > 1) {
-                        Reductions.combine(t, op, acc, accOff + po, xBuf[m], xOff[m] + po, len);
-                    }
+                    pieceOff[m] = xOff[m] + po;
+                }
+                if (q == 1) {
+                    ShmLevel.copy(acc, accOff + po, xBuf[0], pieceOff[0], len * size);
+                } else {
+                    Reductions.combineAll(t, op, acc, accOff + po, null, 0, xBuf, pieceOff, q, len);
                 }
             }
             if (dst.kind == Payload.ARRAY) {

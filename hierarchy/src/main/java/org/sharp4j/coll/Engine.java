@@ -94,7 +94,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     private final TreeAlgorithm tree = new TreeAlgorithm(this);
     private final TiledAlgorithm tiled = new TiledAlgorithm(this);
     private final DirectReduceAlgorithm direct = new DirectReduceAlgorithm(this);
-    /** Whether {@link DirectReduceAlgorithm} applies: one node of one socket (the same on every rank). */
+    private final PipelinedAlgorithm pipelined = new PipelinedAlgorithm(this);
+    /** Whether {@link DirectReduceAlgorithm} and {@link PipelinedAlgorithm} apply: one node of one socket (the same on every rank). */
     private final boolean directApplies;
     private final ExchangeAlgorithm exchange;
     final Waiter waiter;
@@ -644,12 +645,17 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     /**
      * The table's choice, corrected where it cannot apply: a barrier moves no data to tile (it
      * takes the tree), the tree and the exchange hold a message in one slot (larger ones run tiled),
-     * and the direct Reduce runs on one socket of one node (elsewhere, and for other collectives, tiled).
+     * and the direct Reduce and the pipelined algorithm run on one socket of one node (elsewhere, and
+     * for other collectives than the direct Reduce's, tiled).
      */
     private IntraNodeAlgorithm algorithmAt(Collective c, int segment, long bytes) {
         IntraNodeAlgorithm a = table.intraAlgorithmAt(c, segment);
         if (c == Collective.BARRIER) {
-            return a == IntraNodeAlgorithm.TILED || a == IntraNodeAlgorithm.DIRECT ? IntraNodeAlgorithm.TREE : a;
+            return a == IntraNodeAlgorithm.TILED || a == IntraNodeAlgorithm.DIRECT || a == IntraNodeAlgorithm.PIPELINED
+                    ? IntraNodeAlgorithm.TREE : a;
+        }
+        if (a == IntraNodeAlgorithm.PIPELINED) {
+            return directApplies ? a : IntraNodeAlgorithm.TILED;
         }
         if (a == IntraNodeAlgorithm.DIRECT) {
             return c == Collective.REDUCE && directApplies ? a : IntraNodeAlgorithm.TILED;
@@ -723,6 +729,11 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 case DIRECT: {
                     int chunk = table.chunkAt(kind, i);
                     direct.run(type, op, root, count, desc, chunk <= 0 || chunk > chunkBytes ? chunkBytes : chunk);
+                    break;
+                }
+                case PIPELINED: {
+                    int chunk = table.chunkAt(kind, i);
+                    pipelined.run(kind, type, op, root, count, desc, chunk <= 0 || chunk > chunkBytes ? chunkBytes : chunk);
                     break;
                 }
                 default:

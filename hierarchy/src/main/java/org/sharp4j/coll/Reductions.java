@@ -71,7 +71,7 @@ public final class Reductions {
      */
     public static void combine(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff,
             int count) {
-        if (count >= Staging.MIN_COUNT && Staging.ENABLED && staged(type, op, dst, dOff, a, aOff, b, bOff, count)) {
+        if (count >= Staging.MIN_COUNT && Staging.ENABLED && staged(type, op, dst, dOff, null, 0, a, aOff, b, bOff, count)) {
             return;
         }
         if (RawMemory.ENABLED && dst.isDirect() && a.isDirect() && b.isDirect()) {
@@ -82,24 +82,148 @@ public final class Reductions {
     }
 
     /**
-     * Folds through a staged form if one applies and pays ({@link Staging#pays}), returning
-     * whether it did. Out of line, so that small folds' dispatch in combine stays as small as it
-     * was (one compare more; inlined into combine, this measured +0.5 ns on an 8-byte fold).
+     * {@code dst = a op b} and {@code dst2 = a op b} over {@code count} elements: a fold whose result
+     * two places need (the shared result area, where the other ranks read it, and this rank's own
+     * output), in one pass over the operands. A staged fold writes each block from its L1-resident
+     * array twice, where a fold and a copy would read the result back; the other forms fold, then
+     * copy. {@code dst} may be {@code a}; {@code dst2} may be {@code a} or {@code b} at the same offset
+     * (an in-place call) or disjoint from every other operand.
      */
-    private static boolean staged(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff,
-            int count) {
+    public static void combine(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer dst2, int d2Off, ByteBuffer a, int aOff,
+            ByteBuffer b, int bOff, int count) {
+        if (count >= Staging.MIN_COUNT && Staging.ENABLED && staged(type, op, dst, dOff, dst2, d2Off, a, aOff, b, bOff, count)) {
+            return;
+        }
+        combine(type, op, dst, dOff, a, aOff, b, bOff, count);
+        ShmLevel.copy(dst2, d2Off, dst, dOff, count * type.size);
+    }
+
+    /**
+     * {@code dst = ((x[0] op x[1]) op x[2]) ... op x[k-1]} over {@code count} elements, and the same
+     * into {@code dst2} unless it is null: a fold over k inputs, left to right (the bits of k-1
+     * pairwise combines). Staged, it is one pass: each block of every input is copied into this
+     * thread's arrays and folded there, and the result written once, where k-1 combines read and
+     * write the accumulator k-1 times ({@code 3(k-1)} block copies against {@code k+1}). Otherwise
+     * it runs as those combines. {@code dst2} may be any input at the same offset (every element of
+     * every input is read before it is written); {@code dst} may be {@code x[0]} or {@code x[1]} at
+     * the same offset and must not overlap the other inputs (the pairwise form writes it first).
+     */
+    public static void combineAll(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer dst2, int d2Off, ByteBuffer[] x, int[] xOff,
+            int k, int count) {
+        if (k < 2) {
+            throw new IllegalArgumentException("a fold needs two inputs or more, got " + k);
+        }
+        if (k == 2) {
+            if (dst2 == null) {
+                combine(type, op, dst, dOff, x[0], xOff[0], x[1], xOff[1], count);
+            } else {
+                combine(type, op, dst, dOff, dst2, d2Off, x[0], xOff[0], x[1], xOff[1], count);
+            }
+            return;
+        }
+        if (count >= Staging.MIN_COUNT && Staging.ENABLED && Staging.pays(type, op, count) && stagedAll(type, op, dst, dOff, dst2, d2Off, x,
+                xOff, k, count)) {
+            return;
+        }
+        combine(type, op, dst, dOff, x[0], xOff[0], x[1], xOff[1], count);
+        for (int j = 2; j < k; j++) {
+            combine(type, op, dst, dOff, dst, dOff, x[j], xOff[j], count);
+        }
+        if (dst2 != null) {
+            ShmLevel.copy(dst2, d2Off, dst, dOff, count * type.size);
+        }
+    }
+
+    /** {@link #combineAll}'s one-pass form where a staged form applies; whether it ran. */
+    private static boolean stagedAll(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer dst2, int d2Off, ByteBuffer[] x, int[] xOff,
+            int k, int count) {
+        if (!op.validFor(type)) {
+            throw new IllegalArgumentException("op " + op + " is not defined for " + type);
+        }
+        long bytes = (long) count * type.size;
+        Staging s = Staging.mine();
+        if (RawMemory.ENABLED) {
+            if (!dst.isDirect() || dst2 != null && !dst2.isDirect()) {
+                return false;
+            }
+            for (int j = 0; j < k; j++) {
+                if (!x[j].isDirect()) {
+                    return false;
+                }
+            }
+            long[] a = s.addresses(k);
+            for (int j = 0; j < k; j++) {
+                a[j] = RawMemory.address(x[j], xOff[j], bytes, false);
+            }
+            long d = RawMemory.address(dst, dOff, bytes, true);
+            long d2 = dst2 == null ? 0 : RawMemory.address(dst2, d2Off, bytes, true);
+            switch (type) {
+                case INT: stagedAllInt(op, d, d2, a, k, count, s); break;
+                case LONG: stagedAllLong(op, d, d2, a, k, count, s); break;
+                case FLOAT: stagedAllFloat(op, d, d2, a, k, count, s); break;
+                case DOUBLE: stagedAllDouble(op, d, d2, a, k, count, s); break;
+                default: throw new AssertionError(type);
+            }
+            Reference.reachabilityFence(dst);
+            Reference.reachabilityFence(dst2);
+            Reference.reachabilityFence(x);
+            return true;
+        }
+        if (!Staging.SEGMENTS || dOff < dst.position() || dst2 != null && d2Off < dst2.position()) {
+            return false;
+        }
+        for (int j = 0; j < k; j++) {
+            if (xOff[j] < x[j].position()) {
+                return false;
+            }
+        }
+        Staging.check(dst, dOff, bytes, true);
+        if (dst2 != null) {
+            Staging.check(dst2, d2Off, bytes, true);
+        }
+        Object[] g = s.segments(k);
+        long[] at = s.addresses(k);
+        for (int j = 0; j < k; j++) {
+            Staging.check(x[j], xOff[j], bytes, false);
+            g[j] = s.segment(x[j]);
+            at[j] = xOff[j] - x[j].position();
+        }
+        Object d = s.segment(dst);
+        Object d2 = dst2 == null ? null : s.segment(dst2);
+        long dAt = dOff - dst.position();
+        long d2At = dst2 == null ? 0 : d2Off - dst2.position();
+        switch (type) {
+            case INT: segAllInt(op, d, dAt, d2, d2At, g, at, k, count, s); break;
+            case LONG: segAllLong(op, d, dAt, d2, d2At, g, at, k, count, s); break;
+            case FLOAT: segAllFloat(op, d, dAt, d2, d2At, g, at, k, count, s); break;
+            case DOUBLE: segAllDouble(op, d, dAt, d2, d2At, g, at, k, count, s); break;
+            default: throw new AssertionError(type);
+        }
+        java.util.Arrays.fill(g, 0, k, null); // no buffer kept reachable through the scratch
+        return true;
+    }
+
+    /**
+     * Folds through a staged form if one applies and pays ({@link Staging#pays}), returning
+     * whether it did (into {@code dst2} too, unless null). Out of line, so that small folds'
+     * dispatch in combine stays as small as it was (one compare more; inlined into combine, this
+     * measured +0.5 ns on an 8-byte fold).
+     */
+    private static boolean staged(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer dst2, int d2Off, ByteBuffer a, int aOff,
+            ByteBuffer b, int bOff, int count) {
         if (!Staging.pays(type, op, count)) {
             return false;
         }
         if (RawMemory.ENABLED) {
-            if (!(dst.isDirect() && a.isDirect() && b.isDirect())) {
+            if (!(dst.isDirect() && a.isDirect() && b.isDirect() && (dst2 == null || dst2.isDirect()))) {
                 return false;
             }
-            combineStaged(type, op, dst, dOff, a, aOff, b, bOff, count, Staging.mine());
+            combineStaged(type, op, dst, dOff, dst2, d2Off, a, aOff, b, bOff, count, Staging.mine());
             return true;
         }
-        if (Staging.SEGMENTS && dOff >= dst.position() && aOff >= a.position() && bOff >= b.position()) {
-            combineSegments(type, op, dst, dOff, a, aOff, b, bOff, count, Staging.mine());
+        if (Staging.SEGMENTS && dOff >= dst.position() && aOff >= a.position() && bOff >= b.position()
+                && (dst2 == null || d2Off >= dst2.position())) {
+            combineSegments(type, op, dst, dOff, dst2, d2Off, a, aOff, b, bOff, count, Staging.mine());
             return true;
         }
         return false;
@@ -126,26 +250,28 @@ public final class Reductions {
     /**
      * The staged form on raw addresses (direct buffers; needs {@link RawMemory#ENABLED} or a forced
      * {@code raw}): blocks of both operands copied into {@code s}'s arrays, folded there, copied
-     * back, see {@link Staging}. {@code dst} may be {@code a} or {@code b} (the same bytes) but must
-     * not overlap them otherwise.
+     * back (to {@code dst2} as well unless it is null), see {@link Staging}. {@code dst} and
+     * {@code dst2} may be {@code a} or {@code b} (the same bytes) but must not overlap them otherwise.
      */
-    static void combineStaged(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff, int count,
-            Staging s) {
+    static void combineStaged(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer dst2, int d2Off, ByteBuffer a, int aOff,
+            ByteBuffer b, int bOff, int count, Staging s) {
         if (!op.validFor(type)) {
             throw new IllegalArgumentException("op " + op + " is not defined for " + type);
         }
         long bytes = (long) count * type.size;
         long d = RawMemory.address(dst, dOff, bytes, true);
+        long d2 = dst2 == null ? 0 : RawMemory.address(dst2, d2Off, bytes, true);
         long x = RawMemory.address(a, aOff, bytes, false);
         long y = RawMemory.address(b, bOff, bytes, false);
         switch (type) {
-            case INT: stagedInt(op, d, x, y, count, s); break;
-            case LONG: stagedLong(op, d, x, y, count, s); break;
-            case FLOAT: stagedFloat(op, d, x, y, count, s); break;
-            case DOUBLE: stagedDouble(op, d, x, y, count, s); break;
+            case INT: stagedInt(op, d, d2, x, y, count, s); break;
+            case LONG: stagedLong(op, d, d2, x, y, count, s); break;
+            case FLOAT: stagedFloat(op, d, d2, x, y, count, s); break;
+            case DOUBLE: stagedDouble(op, d, d2, x, y, count, s); break;
             default: throw new AssertionError(type);
         }
         Reference.reachabilityFence(dst);
+        Reference.reachabilityFence(dst2);
         Reference.reachabilityFence(a);
         Reference.reachabilityFence(b);
     }
@@ -156,13 +282,19 @@ public final class Reductions {
      * {@code MemorySegment.copy}. A segment of a buffer starts at its position, so every offset
      * must be at or past its buffer's position (the caller checks; the VarHandle form serves the rest).
      */
-    static void combineSegments(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff, int count,
-            Staging s) {
+    static void combineSegments(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer dst2, int d2Off, ByteBuffer a, int aOff,
+            ByteBuffer b, int bOff, int count, Staging s) {
         if (!op.validFor(type)) {
             throw new IllegalArgumentException("op " + op + " is not defined for " + type);
         }
         long bytes = (long) count * type.size;
         Staging.check(dst, dOff, bytes, true);
+        if (dst2 != null) {
+            Staging.check(dst2, d2Off, bytes, true);
+            if (d2Off < dst2.position()) {
+                throw new IllegalArgumentException("offset " + d2Off + " lies before its buffer's position " + dst2.position());
+            }
+        }
         Staging.check(a, aOff, bytes, false);
         Staging.check(b, bOff, bytes, false);
         if (dOff < dst.position() || aOff < a.position() || bOff < b.position()) {
@@ -175,11 +307,13 @@ public final class Reductions {
         long dAt = dOff - dst.position();
         long xAt = aOff - a.position();
         long yAt = bOff - b.position();
+        Object d2 = dst2 == null ? null : s.segment(dst2);
+        long d2At = dst2 == null ? 0 : d2Off - dst2.position();
         switch (type) {
-            case INT: segInt(op, d, dAt, x, xAt, y, yAt, count, s); break;
-            case LONG: segLong(op, d, dAt, x, xAt, y, yAt, count, s); break;
-            case FLOAT: segFloat(op, d, dAt, x, xAt, y, yAt, count, s); break;
-            case DOUBLE: segDouble(op, d, dAt, x, xAt, y, yAt, count, s); break;
+            case INT: segInt(op, d, dAt, d2, d2At, x, xAt, y, yAt, count, s); break;
+            case LONG: segLong(op, d, dAt, d2, d2At, x, xAt, y, yAt, count, s); break;
+            case FLOAT: segFloat(op, d, dAt, d2, d2At, x, xAt, y, yAt, count, s); break;
+            case DOUBLE: segDouble(op, d, dAt, d2, d2At, x, xAt, y, yAt, count, s); break;
             default: throw new AssertionError(type);
         }
     }
@@ -662,8 +796,8 @@ public final class Reductions {
         }
     }
 
-    /** As rawInt, a block of {@link Staging#BLOCK_BYTES} at a time through {@code s}'s arrays. */
-    private static void stagedInt(Op op, long d, long x, long y, int n, Staging s) {
+    /** As rawInt, a block of {@link Staging#BLOCK_BYTES} at a time through {@code s}'s arrays; into {@code d2} too unless 0. */
+    private static void stagedInt(Op op, long d, long d2, long x, long y, int n, Staging s) {
         final sun.misc.Unsafe u = RawMemory.Holder.U;
         final int[] p = s.ints1;
         final int[] q = s.ints2;
@@ -676,11 +810,14 @@ public final class Reductions {
             u.copyMemory(null, y + o, q, base, bytes);
             foldInt(op, p, q, m);
             u.copyMemory(p, base, null, d + o, bytes);
+            if (d2 != 0) {
+                u.copyMemory(p, base, null, d2 + o, bytes);
+            }
         }
     }
 
-    /** As rawLong, a block of {@link Staging#BLOCK_BYTES} at a time through {@code s}'s arrays. */
-    private static void stagedLong(Op op, long d, long x, long y, int n, Staging s) {
+    /** As rawLong, a block of {@link Staging#BLOCK_BYTES} at a time through {@code s}'s arrays; into {@code d2} too unless 0. */
+    private static void stagedLong(Op op, long d, long d2, long x, long y, int n, Staging s) {
         final sun.misc.Unsafe u = RawMemory.Holder.U;
         final long[] p = s.longs1;
         final long[] q = s.longs2;
@@ -693,11 +830,14 @@ public final class Reductions {
             u.copyMemory(null, y + o, q, base, bytes);
             foldLong(op, p, q, m);
             u.copyMemory(p, base, null, d + o, bytes);
+            if (d2 != 0) {
+                u.copyMemory(p, base, null, d2 + o, bytes);
+            }
         }
     }
 
-    /** As rawFloat, a block of {@link Staging#BLOCK_BYTES} at a time through {@code s}'s arrays. */
-    private static void stagedFloat(Op op, long d, long x, long y, int n, Staging s) {
+    /** As rawFloat, a block of {@link Staging#BLOCK_BYTES} at a time through {@code s}'s arrays; into {@code d2} too unless 0. */
+    private static void stagedFloat(Op op, long d, long d2, long x, long y, int n, Staging s) {
         final sun.misc.Unsafe u = RawMemory.Holder.U;
         final float[] p = s.floats1;
         final float[] q = s.floats2;
@@ -710,11 +850,14 @@ public final class Reductions {
             u.copyMemory(null, y + o, q, base, bytes);
             foldFloat(op, p, q, m);
             u.copyMemory(p, base, null, d + o, bytes);
+            if (d2 != 0) {
+                u.copyMemory(p, base, null, d2 + o, bytes);
+            }
         }
     }
 
-    /** As rawDouble, a block of {@link Staging#BLOCK_BYTES} at a time through {@code s}'s arrays. */
-    private static void stagedDouble(Op op, long d, long x, long y, int n, Staging s) {
+    /** As rawDouble, a block of {@link Staging#BLOCK_BYTES} at a time through {@code s}'s arrays; into {@code d2} too unless 0. */
+    private static void stagedDouble(Op op, long d, long d2, long x, long y, int n, Staging s) {
         final sun.misc.Unsafe u = RawMemory.Holder.U;
         final double[] p = s.doubles1;
         final double[] q = s.doubles2;
@@ -727,11 +870,15 @@ public final class Reductions {
             u.copyMemory(null, y + o, q, base, bytes);
             foldDouble(op, p, q, m);
             u.copyMemory(p, base, null, d + o, bytes);
+            if (d2 != 0) {
+                u.copyMemory(p, base, null, d2 + o, bytes);
+            }
         }
     }
 
     /** As stagedInt, the copies through segments (offsets from each segment's start). */
-    private static void segInt(Op op, Object d, long dOff, Object x, long xOff, Object y, long yOff, int n, Staging s) {
+    private static void segInt(Op op, Object d, long dOff, Object d2, long d2Off, Object x, long xOff, Object y, long yOff, int n,
+            Staging s) {
         final int[] p = s.ints1;
         final int[] q = s.ints2;
         final Object l = Segments.INT;
@@ -742,11 +889,15 @@ public final class Reductions {
             Segments.copyIn(y, l, yOff + o, q, m);
             foldInt(op, p, q, m);
             Segments.copyOut(p, m, d, l, dOff + o);
+            if (d2 != null) {
+                Segments.copyOut(p, m, d2, l, d2Off + o);
+            }
         }
     }
 
     /** As stagedLong, the copies through segments (offsets from each segment's start). */
-    private static void segLong(Op op, Object d, long dOff, Object x, long xOff, Object y, long yOff, int n, Staging s) {
+    private static void segLong(Op op, Object d, long dOff, Object d2, long d2Off, Object x, long xOff, Object y, long yOff, int n,
+            Staging s) {
         final long[] p = s.longs1;
         final long[] q = s.longs2;
         final Object l = Segments.LONG;
@@ -757,11 +908,15 @@ public final class Reductions {
             Segments.copyIn(y, l, yOff + o, q, m);
             foldLong(op, p, q, m);
             Segments.copyOut(p, m, d, l, dOff + o);
+            if (d2 != null) {
+                Segments.copyOut(p, m, d2, l, d2Off + o);
+            }
         }
     }
 
     /** As stagedFloat, the copies through segments (offsets from each segment's start). */
-    private static void segFloat(Op op, Object d, long dOff, Object x, long xOff, Object y, long yOff, int n, Staging s) {
+    private static void segFloat(Op op, Object d, long dOff, Object d2, long d2Off, Object x, long xOff, Object y, long yOff, int n,
+            Staging s) {
         final float[] p = s.floats1;
         final float[] q = s.floats2;
         final Object l = Segments.FLOAT;
@@ -772,11 +927,15 @@ public final class Reductions {
             Segments.copyIn(y, l, yOff + o, q, m);
             foldFloat(op, p, q, m);
             Segments.copyOut(p, m, d, l, dOff + o);
+            if (d2 != null) {
+                Segments.copyOut(p, m, d2, l, d2Off + o);
+            }
         }
     }
 
     /** As stagedDouble, the copies through segments (offsets from each segment's start). */
-    private static void segDouble(Op op, Object d, long dOff, Object x, long xOff, Object y, long yOff, int n, Staging s) {
+    private static void segDouble(Op op, Object d, long dOff, Object d2, long d2Off, Object x, long xOff, Object y, long yOff, int n,
+            Staging s) {
         final double[] p = s.doubles1;
         final double[] q = s.doubles2;
         final Object l = Segments.DOUBLE;
@@ -787,6 +946,177 @@ public final class Reductions {
             Segments.copyIn(y, l, yOff + o, q, m);
             foldDouble(op, p, q, m);
             Segments.copyOut(p, m, d, l, dOff + o);
+            if (d2 != null) {
+                Segments.copyOut(p, m, d2, l, d2Off + o);
+            }
+        }
+    }
+
+    /** As stagedInt over k inputs at addresses {@code x[0..k)}: each block folded left to right in {@code s}'s arrays, written once. */
+    private static void stagedAllInt(Op op, long d, long d2, long[] x, int k, int n, Staging s) {
+        final sun.misc.Unsafe u = RawMemory.Holder.U;
+        final int[] p = s.ints1;
+        final int[] q = s.ints2;
+        final long base = sun.misc.Unsafe.ARRAY_INT_BASE_OFFSET;
+        for (int i = 0; i < n; i += p.length) {
+            int m = Math.min(p.length, n - i);
+            long o = (long) i * 4;
+            long bytes = (long) m * 4;
+            u.copyMemory(null, x[0] + o, p, base, bytes);
+            for (int j = 1; j < k; j++) {
+                u.copyMemory(null, x[j] + o, q, base, bytes);
+                foldInt(op, p, q, m);
+            }
+            u.copyMemory(p, base, null, d + o, bytes);
+            if (d2 != 0) {
+                u.copyMemory(p, base, null, d2 + o, bytes);
+            }
+        }
+    }
+
+    /** As stagedAllInt, the copies through segments {@code g[0..k)} at offsets {@code at[0..k)}. */
+    private static void segAllInt(Op op, Object d, long dOff, Object d2, long d2Off, Object[] g, long[] at, int k, int n, Staging s) {
+        final int[] p = s.ints1;
+        final int[] q = s.ints2;
+        final Object l = Segments.INT;
+        for (int i = 0; i < n; i += p.length) {
+            int m = Math.min(p.length, n - i);
+            long o = (long) i * 4;
+            Segments.copyIn(g[0], l, at[0] + o, p, m);
+            for (int j = 1; j < k; j++) {
+                Segments.copyIn(g[j], l, at[j] + o, q, m);
+                foldInt(op, p, q, m);
+            }
+            Segments.copyOut(p, m, d, l, dOff + o);
+            if (d2 != null) {
+                Segments.copyOut(p, m, d2, l, d2Off + o);
+            }
+        }
+    }
+
+    /** As stagedLong over k inputs at addresses {@code x[0..k)}: each block folded left to right in {@code s}'s arrays, written once. */
+    private static void stagedAllLong(Op op, long d, long d2, long[] x, int k, int n, Staging s) {
+        final sun.misc.Unsafe u = RawMemory.Holder.U;
+        final long[] p = s.longs1;
+        final long[] q = s.longs2;
+        final long base = sun.misc.Unsafe.ARRAY_LONG_BASE_OFFSET;
+        for (int i = 0; i < n; i += p.length) {
+            int m = Math.min(p.length, n - i);
+            long o = (long) i * 8;
+            long bytes = (long) m * 8;
+            u.copyMemory(null, x[0] + o, p, base, bytes);
+            for (int j = 1; j < k; j++) {
+                u.copyMemory(null, x[j] + o, q, base, bytes);
+                foldLong(op, p, q, m);
+            }
+            u.copyMemory(p, base, null, d + o, bytes);
+            if (d2 != 0) {
+                u.copyMemory(p, base, null, d2 + o, bytes);
+            }
+        }
+    }
+
+    /** As stagedAllLong, the copies through segments {@code g[0..k)} at offsets {@code at[0..k)}. */
+    private static void segAllLong(Op op, Object d, long dOff, Object d2, long d2Off, Object[] g, long[] at, int k, int n, Staging s) {
+        final long[] p = s.longs1;
+        final long[] q = s.longs2;
+        final Object l = Segments.LONG;
+        for (int i = 0; i < n; i += p.length) {
+            int m = Math.min(p.length, n - i);
+            long o = (long) i * 8;
+            Segments.copyIn(g[0], l, at[0] + o, p, m);
+            for (int j = 1; j < k; j++) {
+                Segments.copyIn(g[j], l, at[j] + o, q, m);
+                foldLong(op, p, q, m);
+            }
+            Segments.copyOut(p, m, d, l, dOff + o);
+            if (d2 != null) {
+                Segments.copyOut(p, m, d2, l, d2Off + o);
+            }
+        }
+    }
+
+    /** As stagedFloat over k inputs at addresses {@code x[0..k)}: each block folded left to right in {@code s}'s arrays, written once. */
+    private static void stagedAllFloat(Op op, long d, long d2, long[] x, int k, int n, Staging s) {
+        final sun.misc.Unsafe u = RawMemory.Holder.U;
+        final float[] p = s.floats1;
+        final float[] q = s.floats2;
+        final long base = sun.misc.Unsafe.ARRAY_FLOAT_BASE_OFFSET;
+        for (int i = 0; i < n; i += p.length) {
+            int m = Math.min(p.length, n - i);
+            long o = (long) i * 4;
+            long bytes = (long) m * 4;
+            u.copyMemory(null, x[0] + o, p, base, bytes);
+            for (int j = 1; j < k; j++) {
+                u.copyMemory(null, x[j] + o, q, base, bytes);
+                foldFloat(op, p, q, m);
+            }
+            u.copyMemory(p, base, null, d + o, bytes);
+            if (d2 != 0) {
+                u.copyMemory(p, base, null, d2 + o, bytes);
+            }
+        }
+    }
+
+    /** As stagedAllFloat, the copies through segments {@code g[0..k)} at offsets {@code at[0..k)}. */
+    private static void segAllFloat(Op op, Object d, long dOff, Object d2, long d2Off, Object[] g, long[] at, int k, int n, Staging s) {
+        final float[] p = s.floats1;
+        final float[] q = s.floats2;
+        final Object l = Segments.FLOAT;
+        for (int i = 0; i < n; i += p.length) {
+            int m = Math.min(p.length, n - i);
+            long o = (long) i * 4;
+            Segments.copyIn(g[0], l, at[0] + o, p, m);
+            for (int j = 1; j < k; j++) {
+                Segments.copyIn(g[j], l, at[j] + o, q, m);
+                foldFloat(op, p, q, m);
+            }
+            Segments.copyOut(p, m, d, l, dOff + o);
+            if (d2 != null) {
+                Segments.copyOut(p, m, d2, l, d2Off + o);
+            }
+        }
+    }
+
+    /** As stagedDouble over k inputs at addresses {@code x[0..k)}: each block folded left to right in {@code s}'s arrays, written once. */
+    private static void stagedAllDouble(Op op, long d, long d2, long[] x, int k, int n, Staging s) {
+        final sun.misc.Unsafe u = RawMemory.Holder.U;
+        final double[] p = s.doubles1;
+        final double[] q = s.doubles2;
+        final long base = sun.misc.Unsafe.ARRAY_DOUBLE_BASE_OFFSET;
+        for (int i = 0; i < n; i += p.length) {
+            int m = Math.min(p.length, n - i);
+            long o = (long) i * 8;
+            long bytes = (long) m * 8;
+            u.copyMemory(null, x[0] + o, p, base, bytes);
+            for (int j = 1; j < k; j++) {
+                u.copyMemory(null, x[j] + o, q, base, bytes);
+                foldDouble(op, p, q, m);
+            }
+            u.copyMemory(p, base, null, d + o, bytes);
+            if (d2 != 0) {
+                u.copyMemory(p, base, null, d2 + o, bytes);
+            }
+        }
+    }
+
+    /** As stagedAllDouble, the copies through segments {@code g[0..k)} at offsets {@code at[0..k)}. */
+    private static void segAllDouble(Op op, Object d, long dOff, Object d2, long d2Off, Object[] g, long[] at, int k, int n, Staging s) {
+        final double[] p = s.doubles1;
+        final double[] q = s.doubles2;
+        final Object l = Segments.DOUBLE;
+        for (int i = 0; i < n; i += p.length) {
+            int m = Math.min(p.length, n - i);
+            long o = (long) i * 8;
+            Segments.copyIn(g[0], l, at[0] + o, p, m);
+            for (int j = 1; j < k; j++) {
+                Segments.copyIn(g[j], l, at[j] + o, q, m);
+                foldDouble(op, p, q, m);
+            }
+            Segments.copyOut(p, m, d, l, dOff + o);
+            if (d2 != null) {
+                Segments.copyOut(p, m, d2, l, d2Off + o);
+            }
         }
     }
 

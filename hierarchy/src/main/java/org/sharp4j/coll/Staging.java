@@ -83,6 +83,27 @@ final class Staging {
     Staging() {
     }
 
+    /** Operand addresses (or segment offsets) of a fold over several inputs, grown to the largest count asked. */
+    private long[] addresses = new long[0];
+    /** Operand segments of a fold over several inputs (cleared after each fold). */
+    private Object[] segments = new Object[0];
+
+    /** This thread's array of at least {@code k} operand addresses (allocated only when k grows). */
+    long[] addresses(int k) {
+        if (addresses.length < k) {
+            addresses = new long[k];
+        }
+        return addresses;
+    }
+
+    /** This thread's array of at least {@code k} operand segments (allocated only when k grows). */
+    Object[] segments(int k) {
+        if (segments.length < k) {
+            segments = new Object[k];
+        }
+        return segments;
+    }
+
     /** {@code b}'s segment ({@link Segments#of}), from this thread's cache when it has it. */
     Object segment(ByteBuffer b) {
         int p = b.position();

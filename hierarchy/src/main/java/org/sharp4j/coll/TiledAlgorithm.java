@@ -72,6 +72,7 @@ import org.sharp4j.tuning.Collective;
  */
 final class TiledAlgorithm {
     private final Engine e;
+    private final TileFold fold = new TileFold();
 
     TiledAlgorithm(Engine e) {
         this.e = e;
@@ -135,28 +136,7 @@ final class TiledAlgorithm {
             // My tile over all members, in member order.
             final int res = sock.result(set);
             if (hi > lo && st.ok()) {
-                final int to = res + lo * size;
-                java.nio.ByteBuffer prevBuf = sock.buf;
-                int prev = 0;
-                for (int m = 0; m < q; m++) {
-                    java.nio.ByteBuffer fromBuf = sock.buf;
-                    int from;
-                    if (m == me && ownInPlace) {
-                        fromBuf = e.src.buffer;
-                        from = (e.src.off + first + lo) * size;
-                    } else {
-                        from = (Desc.shared(sock.descOf(set, m)) ? sock.shared(m) + first * size : sock.slot(set, m)) + lo * size;
-                    }
-                    if (q == 1) {
-                        ShmLevel.copy(sock.buf, to, fromBuf, from, (hi - lo) * size);
-                    } else if (m == 1) {
-                        Reductions.combine(t, op, sock.buf, to, prevBuf, prev, fromBuf, from, hi - lo); // x0 op x1 in one pass
-                    } else if (m > 1) {
-                        Reductions.combine(t, op, sock.buf, to, fromBuf, from, hi - lo);
-                    }
-                    prevBuf = fromBuf;
-                    prev = from;
-                }
+                fold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, res + lo * size, null, 0);
             }
             sock.publish(set, ShmLevel.TILED, s, desc, st);
             if (severalNodes) {

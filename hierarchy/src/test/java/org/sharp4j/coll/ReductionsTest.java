@@ -65,14 +65,14 @@ class ReductionsTest {
     void stagedRawFormMatchesTheReferenceForEveryTypeAndOp() {
         assumeTrue(RawMemory.Holder.U != null, "sun.misc.Unsafe unavailable: the raw form is off");
         Staging s = new Staging();
-        check((t, op, d, dOff, a, aOff, b, bOff, n) -> Reductions.combineStaged(t, op, d, dOff, a, aOff, b, bOff, n, s), true);
+        check((t, op, d, dOff, a, aOff, b, bOff, n) -> Reductions.combineStaged(t, op, d, dOff, null, 0, a, aOff, b, bOff, n, s), true);
     }
 
     @Test
     void stagedSegmentFormMatchesTheReferenceOnDirectAndHeapBuffers() {
         assumeTrue(Segments.AVAILABLE, "java.lang.foreign needs JDK 22+");
         Staging s = new Staging();
-        Kernel k = (t, op, d, dOff, a, aOff, b, bOff, n) -> Reductions.combineSegments(t, op, d, dOff, a, aOff, b, bOff, n, s);
+        Kernel k = (t, op, d, dOff, a, aOff, b, bOff, n) -> Reductions.combineSegments(t, op, d, dOff, null, 0, a, aOff, b, bOff, n, s);
         check(k, true);
         check(k, false);
     }
@@ -115,8 +115,8 @@ class ReductionsTest {
             }
             Staging st = new Staging();
             Kernel k = segments
-                    ? (t, op, d, dOff, a, aOff, b, bOff, n) -> Reductions.combineSegments(t, op, d, dOff, a, aOff, b, bOff, n, st)
-                    : (t, op, d, dOff, a, aOff, b, bOff, n) -> Reductions.combineStaged(t, op, d, dOff, a, aOff, b, bOff, n, st);
+                    ? (t, op, d, dOff, a, aOff, b, bOff, n) -> Reductions.combineSegments(t, op, d, dOff, null, 0, a, aOff, b, bOff, n, st)
+                    : (t, op, d, dOff, a, aOff, b, bOff, n) -> Reductions.combineStaged(t, op, d, dOff, null, 0, a, aOff, b, bOff, n, st);
             int n = Staging.BLOCK_BYTES / 8 + 3; // more than a block: a refused call must not have written the first
             ByteBuffer d = alloc(n * 8, true);
             ByteBuffer s = alloc(n * 8, true);
@@ -173,12 +173,136 @@ class ReductionsTest {
                 assertEquals(pos, d.position(), "the position is left alone");
                 if (Segments.AVAILABLE && pos <= off) {
                     d2.position(pos);
-                    Reductions.combineSegments(DataType.INT, Op.SUM, d2, off, a, off, b, off, n, st);
+                    Reductions.combineSegments(DataType.INT, Op.SUM, d2, off, null, 0, a, off, b, off, n, st);
                     for (int i = 0; i < n; i++) {
                         assertEquals(1001 * i + pos, d2.getInt(off + i * 4), "segments, position " + pos + " direct " + direct + " element " + i);
                     }
                 }
             }
+        }
+    }
+
+    /**
+     * The two-destination fold (the tile owner's result area and its own output): both get the
+     * reference's bits in every form, also when the second destination is the left operand itself
+     * (an in-place call), and nothing outside the destinations is written.
+     */
+    @Test
+    void twoDestinationsGetTheSameBitsInEveryForm() {
+        Staging st = new Staging();
+        for (String form : new String[] {"public", "staged", "segments"}) {
+            if (form.equals("staged") && RawMemory.Holder.U == null || form.equals("segments") && !Segments.AVAILABLE) {
+                continue;
+            }
+            for (boolean direct : form.equals("staged") ? new boolean[] {true} : new boolean[] {true, false}) {
+                SplittableRandom rnd = new SplittableRandom(7);
+                for (DataType t : DataType.values()) {
+                    for (Op op : Op.values()) {
+                        if (!op.validFor(t)) {
+                            continue;
+                        }
+                        for (int n : counts(t)) {
+                            int off = 8;
+                            int bytes = off + n * t.size + 16;
+                            ByteBuffer a = alloc(bytes, direct);
+                            ByteBuffer b = alloc(bytes, direct);
+                            ByteBuffer d = alloc(bytes, direct);
+                            ByteBuffer d2 = alloc(bytes + 64, direct);
+                            fill(a, t, rnd);
+                            fill(b, t, rnd);
+                            fill(d, t, rnd);
+                            fill(d2, t, rnd);
+                            byte[] want = reference(t, op, d, off, a, b, n);
+                            byte[] before2 = bytes(d2);
+                            two(form, st, t, op, d, off, d2, off + 64, a, off, b, off, n);
+                            String what = form + " " + t + " " + op + " n=" + n + " direct=" + direct;
+                            assertArrayEquals(canon(want, t, off, n), canon(bytes(d), t, off, n), what + ": dst");
+                            byte[] got2 = bytes(d2);
+                            int len = n * t.size;
+                            assertArrayEquals(java.util.Arrays.copyOfRange(canon(want, t, off, n), off, off + len),
+                                    java.util.Arrays.copyOfRange(canon(got2, t, 64 + off, n), 64 + off, 64 + off + len), what + ": dst2");
+                            for (int i = 0; i < got2.length; i++) {
+                                if (i < 64 + off || i >= 64 + off + len) {
+                                    assertEquals(before2[i], got2[i], what + ": dst2 byte " + i + " outside its range written");
+                                }
+                            }
+                            // in place: dst2 is a itself (the owner's own tile of its own buffer)
+                            ByteBuffer a2 = copyOf(a, direct);
+                            byte[] wantInPlace = reference(t, op, a, off, a, b, n);
+                            two(form, st, t, op, d, off, a2, off, a2, off, b, off, n);
+                            assertArrayEquals(canon(wantInPlace, t, off, n), canon(bytes(a2), t, off, n), what + ": dst2 = a");
+                            assertArrayEquals(java.util.Arrays.copyOfRange(canon(wantInPlace, t, off, n), off, off + len),
+                                    java.util.Arrays.copyOfRange(canon(bytes(d), t, off, n), off, off + len), what + ": dst with dst2 = a");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * The fold over k inputs (combineAll): the bits of k-1 pairwise combines left to right, staged
+     * in one pass (direct buffers on JDK 17-21, any on 22+) or pairwise (heap buffers on 17-21),
+     * with and without a second destination, and in place on x[0].
+     */
+    @Test
+    void foldOverSeveralInputsGivesThePairwiseBits() {
+        SplittableRandom rnd = new SplittableRandom(11);
+        for (boolean direct : new boolean[] {true, false}) {
+            for (DataType t : DataType.values()) {
+                for (Op op : Op.values()) {
+                    if (!op.validFor(t)) {
+                        continue;
+                    }
+                    for (int n : counts(t)) {
+                        for (int k = 2; k <= 5; k++) {
+                            int off = 8;
+                            int bytes = off + n * t.size + 16;
+                            ByteBuffer[] x = new ByteBuffer[k];
+                            int[] xo = new int[k];
+                            for (int j = 0; j < k; j++) {
+                                x[j] = alloc(bytes + 8 * j, direct);
+                                fill(x[j], t, rnd);
+                                xo[j] = off + 8 * j; // each input at its own offset
+                            }
+                            // the reference: ((x0 op x1) op x2) ..., element by element, in a heap copy of x0's bytes
+                            ByteBuffer acc = alloc(bytes, false);
+                            for (int i = 0; i < n * t.size; i++) {
+                                acc.put(off + i, x[0].get(xo[0] + i));
+                            }
+                            for (int j = 1; j < k; j++) {
+                                ByteBuffer xj = alloc(bytes, false);
+                                for (int i = 0; i < n * t.size; i++) {
+                                    xj.put(off + i, x[j].get(xo[j] + i));
+                                }
+                                acc = ByteBuffer.wrap(reference(t, op, acc, off, acc, xj, n)).order(ByteOrder.nativeOrder());
+                            }
+                            byte[] want = java.util.Arrays.copyOfRange(canon(bytes(acc), t, off, n), off, off + n * t.size);
+                            ByteBuffer d = alloc(bytes, direct);
+                            ByteBuffer d2 = alloc(bytes, direct);
+                            Reductions.combineAll(t, op, d, off, d2, off, x, xo, k, n);
+                            String what = t + " " + op + " n=" + n + " k=" + k + " direct=" + direct;
+                            assertArrayEquals(want, java.util.Arrays.copyOfRange(canon(bytes(d), t, off, n), off, off + n * t.size), what);
+                            assertArrayEquals(want, java.util.Arrays.copyOfRange(canon(bytes(d2), t, off, n), off, off + n * t.size), what + ": dst2");
+                            // in place on x0, no second destination
+                            Reductions.combineAll(t, op, x[0], xo[0], null, 0, x, xo, k, n);
+                            assertArrayEquals(want, java.util.Arrays.copyOfRange(canon(bytes(x[0]), t, xo[0], n), xo[0], xo[0] + n * t.size),
+                                    what + ": in place");
+                        }
+                    }
+                }
+            }
+        }
+        assertThrows(IllegalArgumentException.class, () -> Reductions.combineAll(DataType.INT, Op.SUM, alloc(8, true), 0, null, 0,
+                new ByteBuffer[] {alloc(8, true)}, new int[] {0}, 1, 1));
+    }
+
+    private static void two(String form, Staging st, DataType t, Op op, ByteBuffer d, int dOff, ByteBuffer d2, int d2Off, ByteBuffer a,
+            int aOff, ByteBuffer b, int bOff, int n) {
+        switch (form) {
+            case "public": Reductions.combine(t, op, d, dOff, d2, d2Off, a, aOff, b, bOff, n); break;
+            case "staged": Reductions.combineStaged(t, op, d, dOff, d2, d2Off, a, aOff, b, bOff, n, st); break;
+            default: Reductions.combineSegments(t, op, d, dOff, d2, d2Off, a, aOff, b, bOff, n, st); break;
         }
     }
 

@@ -29,12 +29,30 @@ class LauncherFaultTest {
         "8,2,2,KILL,4,leader of node 1", "8,2,2,KILL,7,member", "8,2,2,STOP,4,leader of node 1", "8,2,2,STOP,6,socket leader"})
     void everySurvivorNamesTheVictimAndNothingIsLeft(int np, int nodes, int sockets, String signal, int victim, String role)
             throws Exception {
+        faultRow(np, nodes, sockets, signal, victim, role, List.of());
+    }
+
+    /**
+     * The same rows with every call of 4 KiB and more on the pipelined algorithm in 1 KiB chunks
+     * (the long calls, where the time goes: the victim is mostly hit inside one, chunks in flight,
+     * a Reduce's non-roots gone ahead).
+     */
+    @ParameterizedTest(name = "pipelined, {0} ranks: {1} of rank {2} ({3})")
+    @CsvSource({"4,KILL,2,member", "4,STOP,0,member 0", "4,STOP,3,member", "2,KILL,0,member 0"})
+    void pipelinedCallsNameTheVictimToo(int np, String signal, int victim, String role) throws Exception {
+        faultRow(np, 1, 1, signal, victim, role + ", pipelined", List.of("-Dsharp4j.tune=allreduce,reduce:4k-inf:pipelined:chunk=1k"));
+    }
+
+    private static void faultRow(int np, int nodes, int sockets, String signal, int victim, String role, List<String> props)
+            throws Exception {
         List<String> args = new ArrayList<>(List.of("-np", Integer.toString(np), "--grace", "15"));
         if (nodes > 1) {
             args.addAll(List.of("--nodes", Integer.toString(nodes)));
         }
         args.addAll(List.of("--sockets", Integer.toString(sockets), StressMain.class.getName(), "-1", "11"));
-        try (FaultRig job = new FaultRig(FaultRig.launcher(List.of("-Dsharp4j.timeout=" + TIMEOUT_S), args.toArray(String[]::new)),
+        List<String> opts = new ArrayList<>(props);
+        opts.add("-Dsharp4j.timeout=" + TIMEOUT_S);
+        try (FaultRig job = new FaultRig(FaultRig.launcher(opts, args.toArray(String[]::new)),
                 List.of())) {
             long[] pids = job.awaitReady(np, 120);
             Thread.sleep(300); // inside the random collectives

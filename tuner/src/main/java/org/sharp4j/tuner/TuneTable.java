@@ -211,6 +211,8 @@ public final class TuneTable {
             switch (t.intraAlgorithmAt(c, i)) {
                 case TILED: return "tiled";
                 case EXCHANGE: return "exchange";
+                case DIRECT: return "direct";
+                case PIPELINED: return "pipelined";
                 default:
                     int r = t.treeRadixAt(c, i);
                     return "tree:radix=" + (r > ppn ? Math.max(2, ppn) : r);

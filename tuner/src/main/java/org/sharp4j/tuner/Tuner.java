@@ -168,10 +168,12 @@ public final class Tuner {
             out.add(new Candidate(Measurement.INTRA, "tiled", "allreduce,reduce:0-inf:tiled", data));
             if (nodes == 1) {
                 out.add(new Candidate(Measurement.INTRA, "direct", "reduce:0-inf:direct", EnumSet.of(Collective.REDUCE)));
+                out.add(new Candidate(Measurement.INTRA, "pipelined", "allreduce,reduce:0-inf:pipelined", data));
             } else {
-                // the engine runs the direct Reduce on one node only (tiled elsewhere), but the node-local
-                // communicator it would be measured on is one node: it would be timed as it never runs here
-                notes.add("several nodes: the direct Reduce (one node only) is not a candidate");
+                // the engine runs the direct Reduce and the pipelined algorithm on one node only (tiled
+                // elsewhere), but the node-local communicator they would be measured on is one node: they
+                // would be timed as they never run here
+                notes.add("several nodes: the direct Reduce and the pipelined algorithm (one node only) are not candidates");
             }
             for (long c : o.chunks) {
                 String k = "tiled:chunk=" + Sizes.format(c);

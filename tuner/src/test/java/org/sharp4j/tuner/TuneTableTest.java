@@ -79,17 +79,19 @@ class TuneTableTest {
         ms.add(m(1, 40, AR, "intra", "tree:radix=2", 1024, 2.0, 0.01));
         ms.add(m(1, 40, AR, "intra", "tree:radix=4", 1024, 1.5, 0.01));
         ms.add(m(1, 40, AR, "intra", "tiled", 1024, 1.9, 0.01));
-        // 64 KiB: tree radix 4 (the last size's winner) faster than the built-in tiled, but with a huge error:
+        // 64 KiB: tree radix 4 (the last size's winner) faster than the built-in pipelined, but with a huge error:
         // 2 * hypot(0.01, 2) = 4 > the gap 5 - 2: not separable, so the built-in choice stays (not the last winner)
         ms.add(m(1, 40, AR, "intra", "tree:radix=4", 65536, 2.0, 2.0));
-        ms.add(m(1, 40, AR, "intra", "tiled", 65536, 5.0, 0.01));
-        assertEquals("tiled", TuneTable.builtInCandidate(TuningTable.builtIn().compile(1, 40), AR, "intra", 65536, 1, 40));
+        ms.add(m(1, 40, AR, "intra", "pipelined", 65536, 5.0, 0.01));
+        assertEquals("pipelined", TuneTable.builtInCandidate(TuningTable.builtIn().compile(1, 40), AR, "intra", 65536, 1, 40));
+        assertEquals("direct", TuneTable.builtInCandidate(TuningTable.builtIn().compile(1, 4), Collective.REDUCE, "intra", 65536, 1, 4));
+        assertEquals("tiled", TuneTable.builtInCandidate(TuningTable.builtIn().compile(2, 40), AR, "intra", 65536, 2, 40));
         List<TuneTable.Choice> cs = TuneTable.choose(ms, TuneTable.GUARD);
-        assertEquals(List.of("tree:radix=2", "tree:radix=4", "tiled"), cs.stream().map(TuneTable.Choice::candidate).toList());
+        assertEquals(List.of("tree:radix=2", "tree:radix=4", "pipelined"), cs.stream().map(TuneTable.Choice::candidate).toList());
         List<String> sec = TuneTable.section(ms, 1, 40, TuneTable.GUARD);
         assertEquals("[nodes=1:ppn=40:measured]", sec.get(0));
         assertTrue(sec.contains("allreduce:0-1k:tree:radix=2") && sec.contains("allreduce:1k-64k:tree:radix=4")
-                && sec.contains("allreduce:64k-inf:tiled"), sec.toString());
+                && sec.contains("allreduce:64k-inf:pipelined"), sec.toString());
         assertTrue(sec.stream().anyMatch(l -> l.startsWith("# allreduce intra 64 B: tiled 0.97+-0.01(3) tree:radix=2 1.00+-0.01(3) -> tree:radix=2")),
                 sec.toString());
     }

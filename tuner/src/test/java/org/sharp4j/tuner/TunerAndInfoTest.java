@@ -83,24 +83,27 @@ class TunerAndInfoTest {
         Tuner.Options withChunk = tiny();
         withChunk.chunks = new long[] {4096};
         Tuner.Result res = sweep(n, base, withChunk, Set.of(), sink);
-        // tree:radix=2, tiled and tiled:chunk=4k at 2 sizes for allreduce, exchange at 64 B (up to 4 KiB), tree and exchange for barrier
-        assertEquals(9, res.measurements.size(), res.measurements.toString());
+        // tree:radix=2, tiled, pipelined and tiled:chunk=4k at 2 sizes for allreduce, exchange at 64 B (up to 4 KiB), tree and
+        // exchange for barrier
+        assertEquals(11, res.measurements.size(), res.measurements.toString());
         assertTrue(res.measurements.stream().anyMatch(m -> m.candidate().equals("tiled:chunk=4k") && m.bytes() == 32768), res.measurements.toString());
         assertTrue(res.measurements.stream().allMatch(m -> m.passes() == 2), res.measurements.toString());
-        assertEquals(18, sink.size(), "each point in each of the 2 passes: " + sink);
+        assertEquals(22, sink.size(), "each point in each of the 2 passes: " + sink);
         assertEquals(res.measurements, Measurement.overPassesByPoint(sink));
-        assertEquals(18, res.total);
+        assertEquals(22, res.total);
         // every point's pass 1 before any point's pass 2; each point measured on all its candidates together,
         // in the pass's order, and pass 2 starts one candidate further on
         List<String> order = new ArrayList<>();
         for (Measurement.Pass p : sink) {
             order.add(p.pass() + " " + Measurement.name(p.point().collective()) + " " + p.point().bytes() + " " + p.point().candidate());
         }
-        assertEquals(List.of("1 allreduce 64 tree:radix=2", "1 allreduce 64 exchange", "1 allreduce 64 tiled", "1 allreduce 64 tiled:chunk=4k",
-                "1 allreduce 32768 tree:radix=2", "1 allreduce 32768 tiled", "1 allreduce 32768 tiled:chunk=4k",
+        assertEquals(List.of("1 allreduce 64 tree:radix=2", "1 allreduce 64 exchange", "1 allreduce 64 tiled", "1 allreduce 64 pipelined",
+                "1 allreduce 64 tiled:chunk=4k",
+                "1 allreduce 32768 tree:radix=2", "1 allreduce 32768 tiled", "1 allreduce 32768 pipelined", "1 allreduce 32768 tiled:chunk=4k",
                 "1 barrier 0 tree:radix=2", "1 barrier 0 exchange",
-                "2 allreduce 64 exchange", "2 allreduce 64 tiled", "2 allreduce 64 tiled:chunk=4k", "2 allreduce 64 tree:radix=2",
-                "2 allreduce 32768 tiled", "2 allreduce 32768 tiled:chunk=4k", "2 allreduce 32768 tree:radix=2",
+                "2 allreduce 64 exchange", "2 allreduce 64 tiled", "2 allreduce 64 pipelined", "2 allreduce 64 tiled:chunk=4k",
+                "2 allreduce 64 tree:radix=2",
+                "2 allreduce 32768 tiled", "2 allreduce 32768 pipelined", "2 allreduce 32768 tiled:chunk=4k", "2 allreduce 32768 tree:radix=2",
                 "2 barrier 0 exchange", "2 barrier 0 tree:radix=2"), order);
         assertFalse(res.budgetSpent);
         assertTrue(res.notes.stream().anyMatch(x -> x.contains("one node")), res.notes.toString());
@@ -159,7 +162,7 @@ class TunerAndInfoTest {
         List<Measurement.Pass> again = new ArrayList<>();
         Tuner.Result res2 = sweep(n, base, withChunk, done, again);
         assertEquals(0, res2.measurements.size());
-        assertEquals(18, res2.skipped);
+        assertEquals(22, res2.skipped);
         assertTrue(again.isEmpty());
 
         // a sweep cut after pass 1: resumed with rank 0's state, it measures pass 2 of every point, nothing else
@@ -171,8 +174,8 @@ class TunerAndInfoTest {
         }
         List<Measurement.Pass> rest = new ArrayList<>();
         Tuner.Result res3 = sweep(n, base, withChunk, pass1, rest);
-        assertEquals(9, res3.skipped);
-        assertEquals(9, rest.size(), rest.toString());
+        assertEquals(11, res3.skipped);
+        assertEquals(11, rest.size(), rest.toString());
         assertTrue(rest.stream().allMatch(x -> x.pass() == 2), rest.toString());
     }
 
@@ -233,8 +236,8 @@ class TunerAndInfoTest {
                 o, Set.of(), sink);
         assertEquals(2, res.nodes);
         assertEquals(2, res.ppn);
-        // tree:radix=2 and tiled at 64 B and 32 KiB, exchange at 64 B
-        assertEquals(5, res.measurements.size(), res.measurements.toString());
+        // tree:radix=2, tiled and pipelined at 64 B and 32 KiB, exchange at 64 B
+        assertEquals(7, res.measurements.size(), res.measurements.toString());
         assertTrue(res.measurements.stream().allMatch(m -> m.layer().equals("intra") && m.nodes() == 2 && m.ppn() == 2 && m.passes() == 2),
                 res.measurements.toString());
     }

@@ -4,7 +4,7 @@ import java.util.Locale;
 
 /**
  * Every algorithm a tuning rule can name. The name decides the layer the rule configures:
- * {@link #EXCHANGE}, {@link #TREE}, {@link #TILED} and {@link #DIRECT} the shared-memory phases inside a node, {@link #SHARP},
+ * {@link #EXCHANGE}, {@link #TREE}, {@link #TILED}, {@link #DIRECT} and {@link #PIPELINED} the shared-memory phases inside a node, {@link #SHARP},
  * {@link #KNOMIAL} and {@link #SRA} phase 3 between node leaders.
  */
 public enum Algorithm {
@@ -23,6 +23,11 @@ public enum Algorithm {
      * output, chunk by chunk as they are published; parameter {@code chunk}. Elsewhere tiled runs.
      */
     DIRECT(true, false, true),
+    /**
+     * Allreduce and Reduce, one socket of one node: tiled software-pipelined over three chunks in
+     * flight; parameter {@code chunk}. Elsewhere tiled runs.
+     */
+    PIPELINED(true, false, true),
     /**
      * SHARP in-network aggregation between nodes; parameter {@code pipeline}: operations of one long call
      * in flight at once (1..{@link Rule#MAX_PIPELINE}).
@@ -80,7 +85,7 @@ public enum Algorithm {
         return null;
     }
 
-    /** The intra-node enum the engine switches on (EXCHANGE, TREE, TILED or DIRECT). */
+    /** The intra-node enum the engine switches on (EXCHANGE, TREE, TILED, DIRECT or PIPELINED). */
     public IntraNodeAlgorithm toIntra() {
         if (this == EXCHANGE) {
             return IntraNodeAlgorithm.EXCHANGE;
@@ -93,6 +98,9 @@ public enum Algorithm {
         }
         if (this == DIRECT) {
             return IntraNodeAlgorithm.DIRECT;
+        }
+        if (this == PIPELINED) {
+            return IntraNodeAlgorithm.PIPELINED;
         }
         throw new IllegalStateException(this + " is not an intra-node algorithm");
     }

@@ -18,8 +18,12 @@ package org.sharp4j.tuning;
  *       left to right over the members, straight into its output as the chunks are published.
  *       Root's critical path {@code (q-1) m} fold steps pipelined against the others' copies of m,
  *       against tiled's copy-in m + fold m/q over q inputs + copy-out m: wins for small q.</li>
+ *   <li>{@link #PIPELINED}: Allreduce and Reduce, one socket of one node: tiled's tiles and bits,
+ *       three chunks in flight (copied in, folded, read out), each wait a full step behind the
+ *       publication it needs, per-tile flags, no wait for every member after the first chunk;
+ *       a Reduce's non-root members fold their tiles and return, only the root reads out.</li>
  * </ul>
  */
 public enum IntraNodeAlgorithm {
-    EXCHANGE, TREE, TILED, DIRECT
+    EXCHANGE, TREE, TILED, DIRECT, PIPELINED
 }

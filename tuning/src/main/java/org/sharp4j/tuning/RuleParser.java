@@ -167,7 +167,7 @@ public final class RuleParser {
             if (eq < 0) {
                 Algorithm a = Algorithm.parse(g);
                 if (a == null) {
-                    throw bad(where, line, text, "unknown algorithm '" + g + "' (expected exchange, tree, tiled, direct, sharp, knomial or sra)");
+                    throw bad(where, line, text, "unknown algorithm '" + g + "' (expected exchange, tree, tiled, direct, pipelined, sharp, knomial or sra)");
                 }
                 if (alg != null) {
                     throw bad(where, line, text, "two algorithms: " + alg.key() + " and " + a.key());
@@ -250,9 +250,9 @@ public final class RuleParser {
         if (alg != null && pipeline != Rule.UNSET && !alg.takesPipeline()) {
             throw bad(where, line, text, alg.key() + " takes no pipeline (only sharp does)");
         }
-        if (alg == Algorithm.TILED && colls.contains(Collective.BARRIER)) {
+        if ((alg == Algorithm.TILED || alg == Algorithm.PIPELINED) && colls.contains(Collective.BARRIER)) {
             if (colls.size() == 1) {
-                throw bad(where, line, text, "barrier moves no data: tiled does not apply (use tree)");
+                throw bad(where, line, text, "barrier moves no data: " + alg.key() + " does not apply (use tree)");
             }
             colls.remove(Collective.BARRIER); // all:...:tiled means the data collectives
         }

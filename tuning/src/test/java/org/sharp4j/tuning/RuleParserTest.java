@@ -145,4 +145,19 @@ class RuleParserTest {
             org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("direct is a Reduce algorithm"), e.getMessage());
         }
     }
+
+    @org.junit.jupiter.api.Test
+    void pipelinedIsADataAlgorithmWithAChunk() {
+        Rule r = RuleParser.parseRule("allreduce,reduce:64k-inf:nodes=1:pipelined:chunk=32k", "t", 0, "o");
+        org.junit.jupiter.api.Assertions.assertEquals(Algorithm.PIPELINED, r.algorithm());
+        org.junit.jupiter.api.Assertions.assertEquals(32768, r.chunk());
+        org.junit.jupiter.api.Assertions.assertEquals(IntraNodeAlgorithm.PIPELINED, r.algorithm().toIntra());
+        // all: means the data collectives; a barrier alone is refused, naming the algorithm
+        org.junit.jupiter.api.Assertions.assertFalse(RuleParser.parseRule("all:0-inf:pipelined", "t", 0, "o").collectives()
+                .contains(Collective.BARRIER));
+        TuningFormatException e = assertThrows(TuningFormatException.class, () -> RuleParser.parseRule("barrier:0-inf:pipelined", "t", 0, "o"));
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("pipelined does not apply"), e.getMessage());
+        TuningFormatException r2 = assertThrows(TuningFormatException.class, () -> RuleParser.parseRule("reduce:0-inf:pipelined:radix=2", "t", 0, "o"));
+        org.junit.jupiter.api.Assertions.assertTrue(r2.getMessage().contains("pipelined takes no radix"), r2.getMessage());
+    }
 }

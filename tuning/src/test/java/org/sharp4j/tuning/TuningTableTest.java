@@ -24,7 +24,13 @@ class TuningTableTest {
         assertEquals(IntraNodeAlgorithm.TREE, t.intraAlgorithm(AR, 16384));
         assertEquals(IntraNodeAlgorithm.TREE, TuningTable.builtIn().compile(1, 33).intraAlgorithm(AR, 8), "the exchange up to 32 ranks per node");
         assertEquals(IntraNodeAlgorithm.TILED, t.intraAlgorithm(AR, 16385));
-        assertEquals(IntraNodeAlgorithm.TILED, t.intraAlgorithm(AR, Long.MAX_VALUE - 1));
+        assertEquals(IntraNodeAlgorithm.TILED, t.intraAlgorithm(AR, 65535));
+        // one node: pipelined from 64 KiB (the engine runs tiled where the node has several sockets)
+        assertEquals(IntraNodeAlgorithm.PIPELINED, t.intraAlgorithm(AR, 65536));
+        assertEquals(IntraNodeAlgorithm.PIPELINED, t.intraAlgorithm(AR, Long.MAX_VALUE - 1));
+        assertEquals(IntraNodeAlgorithm.DIRECT, t.intraAlgorithm(Collective.REDUCE, 65536));
+        assertEquals(IntraNodeAlgorithm.TILED, TuningTable.builtIn().compile(1, 5).intraAlgorithm(Collective.REDUCE, 65536));
+        assertEquals(IntraNodeAlgorithm.TILED, TuningTable.builtIn().compile(2, 4).intraAlgorithm(AR, 65536), "several nodes: tiled");
         assertEquals(IntraNodeAlgorithm.EXCHANGE, t.intraAlgorithm(Collective.BARRIER, 0));
         assertEquals(2, t.treeRadix(AR, 1000));
         assertEquals(16384, t.summary().tiledThresholdBytes());

@@ -63,6 +63,8 @@ public class SlotReduce {
     private Op op;
     private ByteBuffer dst;
     private ByteBuffer src;
+    /** The second destination of {@link #combineTwo} (a user's output buffer). */
+    private ByteBuffer out;
     /** Byte offsets of the operands: slot-like, one 128-byte line in, so that offset arithmetic is exercised. */
     private static final int OFF = 128;
 
@@ -83,6 +85,7 @@ public class SlotReduce {
         count = bytes / type.size;
         dst = ByteBuffer.allocateDirect(OFF + bytes).order(ByteOrder.nativeOrder());
         src = ByteBuffer.allocateDirect(OFF + bytes).order(ByteOrder.nativeOrder());
+        out = ByteBuffer.allocateDirect(OFF + bytes).order(ByteOrder.nativeOrder());
         for (int i = 0; i < count; i++) {
             int at = OFF + i * type.size;
             if (type == DataType.DOUBLE) {
@@ -101,6 +104,16 @@ public class SlotReduce {
     @Benchmark
     public void combine() {
         Reductions.combine(type, op, dst, OFF, src, OFF, count);
+    }
+
+    /**
+     * The pipelined algorithm's tile owner: {@code dst = dst op src} written to {@code dst} and to a
+     * second buffer (its own output) from the same staged blocks; moves 4 x bytes (two reads, two
+     * writes): GB/s = 4 x bytes / (ns/op).
+     */
+    @Benchmark
+    public void combineTwo() {
+        Reductions.combine(type, op, dst, OFF, out, OFF, dst, OFF, src, OFF, count);
     }
 
     /**
