@@ -40,6 +40,7 @@ class PipelinedInterNodeTest {
             }
         }
         out.add(Arguments.of(3, 2, 2, "sra"));
+        out.add(Arguments.of(3, 3, 3, "built-in"));
         out.add(Arguments.of(2, 2, 1, "built-in"));
         return out.stream();
     }
@@ -162,8 +163,11 @@ class PipelinedInterNodeTest {
     @Test
     void theUnitSizeIsCheckedAndJobWide() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> Config.fromProperties(props("sharp4j.internode.pipeline", "3")));
-        assertTrue(e.getMessage().contains("sharp4j.internode.pipeline=3") && e.getMessage().contains("1, 2 or 4"), e.getMessage());
+                () -> Config.fromProperties(props("sharp4j.internode.pipeline", "5")));
+        assertTrue(e.getMessage().contains("sharp4j.internode.pipeline=5") && e.getMessage().contains("1 to 4"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> Config.fromProperties(props("sharp4j.internode.pipeline", "0")));
+        assertTrue(e.getMessage().contains("sharp4j.internode.pipeline=0"), e.getMessage());
+        assertEquals(3, Config.fromProperties(props("sharp4j.internode.pipeline", "3")).interPipeline());
         e = assertThrows(IllegalArgumentException.class, () -> Config.fromProperties(props("sharp4j.internode.pipeline", "x")));
         assertTrue(e.getMessage().contains("sharp4j.internode.pipeline=x"), e.getMessage());
         assertEquals(2, Config.fromProperties(props("sharp4j.internode.pipeline", "2")).interPipeline());

@@ -2,6 +2,7 @@ package org.sharp4j.coll;
 
 import org.sharp4j.DataType;
 import org.sharp4j.Op;
+import org.sharp4j.shm.Flags;
 import org.sharp4j.shm.Waiter;
 import org.sharp4j.tuning.Collective;
 
@@ -104,19 +105,19 @@ final class TiledAlgorithm {
         if (shared) {
             desc |= Desc.SHARED;
         }
-        // Phase 3 in parts (class comment): the first chunk alone, then units of D chunks.
-        final int unit = severalNodes && count > chunkElems ? e.interUnit : 1;
-        final java.nio.ByteBuffer stage = e.interStage;
-        int unitFirst = 0; // first element of the current unit
-        long unitSeq = 0; // sequence number of its first chunk
+        // Phase 3 in parts (class comment): the first chunk alone, then every chunk posted, the
+        // release of chunk c - lag after the post of chunk c.
+        final int lag = severalNodes && count > chunkElems ? e.interLag() : 0;
+        final int cap = lag > 0 && me == 0 ? e.interCap() : 0;
+        final boolean progressing = cap > 0;
+        long seq0 = 0; // sequence number of the call's first chunk
         int chunk = 0; // index of the chunk in this call
         for (int first = 0; first < count; first += chunkElems, chunk++) {
             final int n = Math.min(chunkElems, count - first);
             final long s = e.nextSeq();
             final int set = ShmLevel.set(s);
-            if (chunk == 0 || unit == 1 || (chunk - 1) % unit == 0) {
-                unitFirst = first;
-                unitSeq = s;
+            if (chunk == 0) {
+                seq0 = s;
             }
             st.reset();
             // My tile of the chunk (the others' tiles of my input are all they read of my slot).
@@ -160,35 +161,29 @@ final class TiledAlgorithm {
             }
             sock.publish(set, ShmLevel.TILED, s, desc, st);
             if (severalNodes) {
-                // The unit ends with the call's first chunk (its phase 3 checks the call; a local
-                // mismatch, which every chunk's descriptor would show, shows there), after D more
-                // chunks, and at the call's end: the same units on every node.
-                final boolean unitEnd = chunk == 0 || unit == 1 || chunk % unit == 0 || first + n == count;
-                final boolean staged = unit > 1 && chunk > 0;
                 if (me == 0) {
                     for (int m = 1; m < q; m++) {
-                        sock.awaitTiled(set, m, s, desc, w, st);
+                        awaitTiled(set, m, s, desc, progressing);
                     }
-                    if (staged) { // a unit spans up to D sets, not contiguous: gather it for phase 3
-                        ShmLevel.copy(stage, (first - unitFirst) * size, sock.buf, res, n * size);
-                    }
-                    if (!unitEnd) {
+                    if (chunk == 0) { // phase 3 of the first chunk checks the call, even after a mismatch: the others wait in it
+                        e.interNode(kind, sock.buf, res, n, t, op, root, desc, false);
+                        sock.publish(set, ShmLevel.RELEASED, s, desc, st);
+                    } else {
+                        if (cap > 0 && chunk - cap >= 1) { // the step keeps fewer parts in flight than the lag
+                            e.interAwait(parts[(chunk - cap) & (ShmLevel.SETS - 1)]);
+                        }
+                        parts[chunk & (ShmLevel.SETS - 1)] = e.interPost(kind, sock.buf, res, n, t, op, root, desc);
+                        if (chunk - lag >= 1) {
+                            retire(chunk - lag, seq0, count, chunkElems, t, gets);
+                        }
                         continue;
                     }
-                    if (staged) {
-                        e.interNode(kind, stage, 0, first + n - unitFirst, t, op, root, desc, true);
-                        for (long u = unitSeq; u <= s; u++) { // back into each chunk's result set
-                            int f = unitFirst + (int) (u - unitSeq) * chunkElems;
-                            ShmLevel.copy(sock.buf, sock.result(ShmLevel.set(u)), stage, (f - unitFirst) * size,
-                                    Math.min(chunkElems, count - f) * size);
-                        }
-                    } else { // phase 3, even after a mismatch: the others wait in it
-                        e.interNode(kind, sock.buf, res, n, t, op, root, desc, chunk > 0);
-                    }
-                    sock.publish(set, ShmLevel.RELEASED, s, desc, st);
                 } else {
-                    if (!unitEnd) {
-                        continue; // on to the next chunk: the leader releases the unit at its last set
+                    if (chunk > 0) {
+                        if (chunk - lag >= 1) {
+                            collect(chunk - lag, seq0, count, chunkElems, t, gets);
+                        }
+                        continue; // on to the next chunk: its part is in flight
                     }
                     st.reset(); // the node leader's verdict, which merged every node's
                     sock.await(set, 0, ShmLevel.RELEASED, s, w, st);
@@ -197,10 +192,7 @@ final class TiledAlgorithm {
                     throw st.toException();
                 }
                 if (gets) {
-                    for (long u = unitSeq; u <= s; u++) {
-                        int f = unitFirst + (int) (u - unitSeq) * chunkElems;
-                        e.dst.copyOut(sock, sock.result(ShmLevel.set(u)), t, f, Math.min(chunkElems, count - f));
-                    }
+                    e.dst.copyOut(sock, res, t, first, n);
                 }
                 continue;
             }
@@ -227,7 +219,88 @@ final class TiledAlgorithm {
                 }
             }
         }
+        if (severalNodes) { // the parts still in flight, in order: the call ends with its last chunk released
+            for (int c = Math.max(1, chunk - lag); c < chunk; c++) {
+                if (me == 0) {
+                    retire(c, seq0, count, chunkElems, t, gets);
+                } else {
+                    collect(c, seq0, count, chunkElems, t, gets);
+                }
+            }
+        }
     }
+
+    /** Handles of the parts in flight, by chunk index mod {@link ShmLevel#SETS} (the lag is below it). */
+    private final int[] parts = new int[ShmLevel.SETS];
+
+    /**
+     * The node leader's end of chunk {@code c}'s part: waits for it (driving the others), publishes
+     * that every chunk up to {@code c} is released ({@link #P_PARTS}, release store: the result set
+     * holds the reduction over all nodes), and copies the chunk out if this rank gets the result.
+     */
+    private void retire(int c, long seq0, int count, int chunkElems, DataType t, boolean gets) {
+        e.interAwait(parts[c & (ShmLevel.SETS - 1)]);
+        Flags.release(e.node.buf, e.node.progress(0) + P_PARTS, seq0 + c);
+        if (gets) {
+            int f = c * chunkElems;
+            e.dst.copyOut(e.sock, e.sock.result(ShmLevel.set(seq0 + c)), t, f, Math.min(chunkElems, count - f));
+        }
+    }
+
+    /** A member's end of chunk {@code c}: waits for the leader's release of it (acquire) and copies the chunk out. */
+    private void collect(int c, long seq0, int count, int chunkElems, DataType t, boolean gets) {
+        e.waiter.await(e.node.buf, e.node.progress(0) + P_PARTS, seq0 + c, e.sock.ranks[0]);
+        if (gets) {
+            int f = c * chunkElems;
+            e.dst.copyOut(e.sock, e.sock.result(ShmLevel.set(seq0 + c)), t, f, Math.min(chunkElems, count - f));
+        }
+    }
+
+    /**
+     * The node leader waits for member {@code m}'s TILED as {@link ShmLevel#awaitTiled} does; with
+     * parts in flight ({@code progressing}) its polls also drive them, since over TCP a part moves
+     * only while its leader drives the transport.
+     */
+    private void awaitTiled(int set, int m, long s, long desc, boolean progressing) {
+        final ShmLevel sock = e.sock;
+        if (!progressing) {
+            sock.awaitTiled(set, m, s, desc, e.waiter, e.st);
+            return;
+        }
+        if (Desc.differs(sock.descOf(set, m), desc)) {
+            return; // as ShmLevel.awaitTiled: a member that called something else may never publish TILED
+        }
+        final int ctl = sock.ctl(set, m);
+        tiledOrParts.off = ctl + ShmLevel.STATE;
+        tiledOrParts.target = ShmLevel.enc(s, ShmLevel.TILED);
+        e.waiter.await(tiledOrParts, sock.ranks[m]);
+        e.st.mergeFrom(sock.buf, ctl);
+    }
+
+    private final FlagOrParts tiledOrParts = new FlagOrParts();
+
+    /** A flag of the socket segment reaching a target, phase 3's parts driven at every poll that finds it short. */
+    private final class FlagOrParts implements Waiter.Condition {
+        int off;
+        long target;
+
+        @Override
+        public boolean done() {
+            if (Flags.acquire(e.sock.buf, off) >= target) {
+                return true;
+            }
+            e.interProgress();
+            return false;
+        }
+    }
+
+    /**
+     * The node leader's progress line word (node segment, {@code +40}; see {@link ShmLevel}'s layout):
+     * the sequence number of the latest chunk whose phase-3 part completed. One writer (the node
+     * leader, release store), only grows; the node's other ranks acquire it before reading the
+     * chunk's result set.
+     */
+    static final int P_PARTS = 40;
 
     /**
      * Several sockets per node. Per chunk of at most a slot: every rank of a socket reduces its
