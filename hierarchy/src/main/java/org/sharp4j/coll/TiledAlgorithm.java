@@ -79,7 +79,9 @@ final class TiledAlgorithm {
     }
 
     void run(Collective kind, DataType t, Op op, int root, int count, long desc, int chunkBytes) {
-        if (e.socketCount == 1) {
+        if (e.topo.nodeCount() > 1 && e.topo.maxRanksPerNode() == 1) {
+            solo(kind, t, op, root, count, desc, chunkBytes);
+        } else if (e.socketCount == 1) {
             flat(kind, t, op, root, count, desc, chunkBytes);
         } else {
             hierarchical(kind, t, op, root, count, desc, chunkBytes);
@@ -227,6 +229,93 @@ final class TiledAlgorithm {
                     collect(c, seq0, count, chunkElems, t, gets);
                 }
             }
+        }
+    }
+
+    /** Chunks per part of the one-rank-per-node path ({@link #solo}): the same on every node. */
+    static final int SOLO_CHUNKS = 4;
+    /** The one-rank-per-node path's ring of parts whose data cannot be reduced in place (SETS parts), made at its first use. */
+    private Payload.Views soloRing;
+
+    /**
+     * Several nodes of one rank each (the same on every rank: the topology's largest node has one
+     * rank): no rank to reduce with inside the node, so phase 3 runs on the user's memory itself, in
+     * parts of {@link #SOLO_CHUNKS} chunks, the first one blocking (its spine checks the call), the
+     * others posted, each released {@code lag} parts after its post as on the shared-memory path
+     * (the same parts on every node, whatever each rank's buffers). Where this rank gets the result
+     * in a direct buffer or its shared buffer and its input is not an array, phase 3 works in place
+     * in the output (the input copied there part by part, nothing if it is the same memory: one
+     * copy per call at most, against an array's copy in and out); otherwise each part goes through a
+     * private ring of SETS parts (copy in, and out if this rank gets the result).
+     */
+    private void solo(Collective kind, DataType t, Op op, int root, int count, long desc, int chunkBytes) {
+        final Engine e = this.e;
+        final Payload src = e.src;
+        final Payload dst = e.dst;
+        final int size = t.size;
+        final int partElems = SOLO_CHUNKS * chunkBytes / size;
+        final int partBytes = partElems * size;
+        final boolean gets = kind == Collective.ALLREDUCE || e.rank == root;
+        final boolean inDst = gets && src.kind != Payload.ARRAY
+                && (dst.kind == Payload.BUFFER && dst.buffer.isDirect() || dst.kind == Payload.SHARED);
+        final java.nio.ByteBuffer wb;
+        final int base;
+        if (inDst) {
+            wb = dst.kind == Payload.SHARED ? dst.sharedLevel.buf : dst.buffer;
+            base = dst.kind == Payload.SHARED ? dst.sharedOff : dst.off * size;
+        } else {
+            if (soloRing == null || soloRing.buf.capacity() < ShmLevel.SETS * partBytes) {
+                soloRing = new Payload.Views(ShmLevel.SETS * partBytes); // once per communicator and chunk size
+            }
+            wb = soloRing.buf;
+            base = 0;
+        }
+        final java.nio.ByteBuffer from = src.kind == Payload.SHARED ? src.sharedLevel.buf : src.buffer;
+        final int fromBase = src.kind == Payload.SHARED ? src.sharedOff : src.off * size;
+        final boolean sameMemory = inDst && from == wb && fromBase == base;
+        final int lag = count > partElems ? e.interLag() : 0;
+        final int cap = e.interCap();
+        final CallStatus st = e.st;
+        int part = 0;
+        for (int first = 0; first < count; first += partElems, part++) {
+            final int n = Math.min(partElems, count - first);
+            e.nextSeq(); // one per part: the diagnostics' progress
+            final int at = inDst ? base + first * size : (part & (ShmLevel.SETS - 1)) * partBytes;
+            if (!inDst) {
+                src.copyIn(soloRing, at, t, first, n);
+            } else if (!sameMemory) {
+                ShmLevel.copy(wb, at, from, fromBase + first * size, n * size);
+            }
+            if (part == 0) {
+                st.reset();
+                e.interNode(kind, wb, at, n, t, op, root, desc, false);
+                if (!st.ok()) {
+                    throw st.toException();
+                }
+                if (gets && !inDst) {
+                    dst.copyOut(soloRing, at, t, first, n);
+                }
+                continue;
+            }
+            if (cap > 0 && part - cap >= 1) {
+                e.interAwait(parts[(part - cap) & (ShmLevel.SETS - 1)]);
+            }
+            parts[part & (ShmLevel.SETS - 1)] = e.interPost(kind, wb, at, n, t, op, root, desc);
+            if (part - lag >= 1) {
+                soloRetire(part - lag, partElems, count, t, gets && !inDst);
+            }
+        }
+        for (int c = Math.max(1, part - lag); c < part; c++) {
+            soloRetire(c, partElems, count, t, gets && !inDst);
+        }
+    }
+
+    /** The end of part {@code c} of {@link #solo}: waits for it and copies it out of the ring if it went through it. */
+    private void soloRetire(int c, int partElems, int count, DataType t, boolean out) {
+        e.interAwait(parts[c & (ShmLevel.SETS - 1)]);
+        if (out) {
+            int f = c * partElems;
+            e.dst.copyOut(soloRing, (c & (ShmLevel.SETS - 1)) * partElems * t.size, t, f, Math.min(partElems, count - f));
         }
     }
 
