@@ -64,6 +64,19 @@ import org.sharp4j.tuning.CompiledTable;
  * the same data rounds. Failures in a later part are caught as in any call (the waiter's probe,
  * the transport's peer failure, aborts).
  *
+ * <h2>Parts in flight</h2>
+ * A later part may also be <em>posted</em> ({@link #post}): its data rounds are recorded into a
+ * {@link org.sharp4j.fallback.algo.Schedule} by the same algorithm, radix and form the blocking part
+ * would run (the merged forms' data forms: the same groups, the same bracket, so the same bits), and
+ * run by a {@link PostedRounds} of its own (scratch, requests, a call sequence number of its own in
+ * the tags, so parts never match each other's messages) as {@link #progress}, {@link #test} and
+ * {@link #await} drive them. Up to {@link #partsInFlight()} parts are in flight (the engine's
+ * {@code sharp4j.internode.pipeline}); they complete in posting order; a blocking call first awaits
+ * any left. Costs per part in flight: {@code 2 (k-1)} fragments of scratch, allocated at
+ * construction; per leader O(k log n) requests, as for a blocking part. A part's failure (a peer
+ * gone, a transport error, an abort from another thread) fails every part and the step, and is
+ * told to the other leaders as a blocking call's would be.
+ *
  * <p>A barrier is the header-only spine itself (radix kc: the table's barrier radix is not used).
  * After a mismatch the step stays usable (every message of the call was matched). A receive
  * truncated by a peer (impossible between leaders running this class) is recorded as a mismatch

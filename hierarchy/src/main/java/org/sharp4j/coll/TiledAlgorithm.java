@@ -39,32 +39,45 @@ import org.sharp4j.tuning.Collective;
  * {@link ShmLevel}'s reuse rule (a member writes its tile of chunk c only after every member's
  * ARRIVED of chunk c, i.e. after every member finished chunk c-1, including a Reduce root's read-out).
  *
- * <h2>Several nodes: phase 3 in parts</h2>
- * The node leader hands phase 3 the call's first chunk alone (its inter-node argument check covers
- * the whole call's descriptor, and every node leader ends it with the same status: not ok, every
- * rank throws after it), then units of D = {@code sharp4j.internode.pipeline} chunks (1, 2, 4)
- * marked as later parts of the call, which a host path runs without its argument check. Units are
- * cut by chunk index (chunk 0; 1..D; D+1..2D; ...; the rest), so every node passes the same
- * parts. A unit's chunks lie in up to D different result sets, so the leader gathers each chunk
- * into a private staging area as its tiles complete, runs phase 3 once on the unit, copies the
- * result back into each chunk's result set and publishes RELEASED (with the status) on the
- * unit's last chunk only. Other members publish TILED and go straight on to the next chunk;
- * at a unit's last chunk they wait for that RELEASED and copy out all its chunks. Why the sets'
- * reuse stays safe without acknowledgment, for D &lt;= 4 = {@link ShmLevel#SETS}:
+ * <h2>Several nodes: phase 3 in parts, several in flight</h2>
+ * The node leader hands phase 3 the call's first chunk alone and blocking: its inter-node argument
+ * check (the host path's spine) covers the whole call's descriptor, and every node leader ends it
+ * with the same status (not ok: every rank throws after it). That is the call's only argument
+ * check. Every later chunk c is <em>posted</em> as a later part of the call ({@code
+ * InterNodeStep.post}, in place on the chunk's result set, no argument check), and the leader goes
+ * straight on with chunk c+1 while the part travels between nodes; its waits for the members'
+ * tiles drive the parts in flight ({@code progress}). After posting chunk c the leader awaits the
+ * part of chunk c-L (L = lag = D - 1, D = {@code sharp4j.internode.pipeline} chunks in flight, 1 to
+ * 4, the same on every rank) and publishes it by a release store of its sequence number in its
+ * progress line ({@link #P_PARTS}, one writer, only grows); every member, after publishing its
+ * TILED of chunk c, acquires that word for chunk c-L and copies chunk c-L out. The rest are
+ * released in order at the call's end. Every node posts the same parts (one per chunk, cut by
+ * chunk index) in the same order. Why the sets' reuse stays safe without acknowledgment, for
+ * L &lt;= 3 = {@link ShmLevel#SETS} - 1:
  * <ul>
- *   <li>chunk c's result set is next written by tiles of chunk c+4, after every member's
- *       ARRIVED of c+4, i.e. after every member finished chunk c+3; the unit holding c ends at
- *       the latest at c+D-1 &lt;= c+3, where its members copied c out;</li>
- *   <li>the RELEASED of a unit's last chunk e (state and status in the leader's control block of
- *       set(e)) is next overwritten by the leader's ARRIVED of e+4, which follows every member's
- *       ARRIVED of e+3, i.e. every member's end of chunk e+2 &gt; e, where it read the release;</li>
- *   <li>slots and the ARRIVED/TILED words are used as before (a member's TILED of c does not
- *       wait for the release of c, but it did wait for every ARRIVED of c, which is all the slot
- *       rule needs).</li>
+ *   <li>chunk c's result set is next written by tiles of chunk c+4, after every member's ARRIVED
+ *       of c+4, among them the leader's, which it publishes only after it finished chunk c+3,
+ *       where it awaited chunk c's part (c &lt;= c+3-L): phase 3 no longer touches the set; and
+ *       after every member finished chunk c+3, by which it copied out every chunk up to c+3-L &gt;= c;</li>
+ *   <li>the release word is not a set's control block, so nothing overwrites it (the first
+ *       chunk's RELEASED, which carries the call's status, is read at chunk 0 as before);</li>
+ *   <li>slots and the ARRIVED/TILED words are used as before.</li>
  * </ul>
- * So D chunks reach phase 3 in one call: one set of inter-node latencies per D slots, and no
- * argument check after the first chunk. The staging costs the leader two copies of the unit
- * (memory bandwidth, small against the network).
+ * A step that keeps fewer parts in flight than L + 1 has its oldest part awaited before a new one
+ * is posted; a step without parts in flight (SHARP, which pipelines each chunk into its own
+ * operations; shared memory) runs each part at its post. No staging: a part is a chunk in its
+ * result set. A member whose part fails learns it as with any phase-3 failure (the leader tells
+ * the node: its waits fail at their next probe).
+ *
+ * <h2>One rank per node</h2>
+ * With one rank per node (every node, so the same on every rank) nothing is reduced inside a node:
+ * {@link #solo} runs phase 3 on the user's memory directly, in parts of {@link #SOLO_CHUNKS}
+ * chunks, the first blocking with the argument check, the rest posted as above. Where the rank gets
+ * the result in a direct or shared buffer and its input is not an array, in place in the output
+ * (the input copied there part by part unless it is the same memory); otherwise through a private
+ * ring of parts (copied in, and out if the rank gets the result). What each form costs per call:
+ * input and output the same buffer: nothing; direct or shared buffers: one copy in; arrays (and a
+ * Reduce's non-roots): a copy in (and out where the result is wanted).
  *
  * <h2>Several sockets</h2>
  * Phase 1 as above into the node segment, phase 2 by the socket leaders over the sockets' results,
