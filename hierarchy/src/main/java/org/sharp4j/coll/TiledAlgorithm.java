@@ -72,7 +72,9 @@ import org.sharp4j.tuning.Collective;
  * <h2>One rank per node</h2>
  * With one rank per node (every node, so the same on every rank) nothing is reduced inside a node:
  * {@link #solo} runs phase 3 on the user's memory directly, in parts of {@link #SOLO_CHUNKS}
- * chunks, the first blocking with the argument check, the rest posted as above. Where the rank gets
+ * chunks, the first blocking with the argument check, the rest posted as above. Not with an offload
+ * (SHARP takes at most a slot per phase-3 call and registers the memory it is given: it keeps the
+ * segment's few windows) nor with {@code sharp4j.internode.pipeline=1}: both keep the path above. Where the rank gets
  * the result in a direct or shared buffer and its input is not an array, in place in the output
  * (the input copied there part by part unless it is the same memory); otherwise through a private
  * ring of parts (copied in, and out if the rank gets the result). What each form costs per call:
@@ -92,7 +94,7 @@ final class TiledAlgorithm {
     }
 
     void run(Collective kind, DataType t, Op op, int root, int count, long desc, int chunkBytes) {
-        if (e.topo.nodeCount() > 1 && e.topo.maxRanksPerNode() == 1) {
+        if (e.topo.nodeCount() > 1 && e.topo.maxRanksPerNode() == 1 && e.interUnit > 1) { // job-wide, see "One rank per node"
             solo(kind, t, op, root, count, desc, chunkBytes);
         } else if (e.socketCount == 1) {
             flat(kind, t, op, root, count, desc, chunkBytes);
