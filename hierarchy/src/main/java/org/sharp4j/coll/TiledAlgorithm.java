@@ -71,8 +71,10 @@ import org.sharp4j.tuning.Collective;
  *
  * <h2>One rank per node</h2>
  * With one rank per node (every node, so the same on every rank) nothing is reduced inside a node:
- * {@link #solo} runs phase 3 on the user's memory directly, in parts of {@link #SOLO_CHUNKS}
- * chunks, the first blocking with the argument check, the rest posted as above. Not with an offload
+ * {@link #solo} runs phase 3 on the user's memory directly: the first chunk alone and blocking
+ * with the argument check (a chunk fits one fragment, so where the call's radix is the spine's its
+ * data rides on the spine's messages: no separate barrier), then parts of {@link #SOLO_CHUNKS}
+ * chunks, posted as above. Not with an offload
  * (SHARP takes at most a slot per phase-3 call and registers the memory it is given: it keeps the
  * segment's few windows) nor with {@code sharp4j.internode.pipeline=1}: both keep the path above. Where the rank gets
  * the result in a direct or shared buffer and its input is not an array, in place in the output
@@ -288,12 +290,14 @@ final class TiledAlgorithm {
         final java.nio.ByteBuffer from = src.kind == Payload.SHARED ? src.sharedLevel.buf : src.buffer;
         final int fromBase = src.kind == Payload.SHARED ? src.sharedOff : src.off * size;
         final boolean sameMemory = inDst && from == wb && fromBase == base;
-        final int lag = count > partElems ? e.interLag() : 0;
+        final int chunkElems = chunkBytes / size;
+        final int lag = count > chunkElems ? e.interLag() : 0;
         final int cap = e.interCap();
         final CallStatus st = e.st;
         int part = 0;
-        for (int first = 0; first < count; first += partElems, part++) {
-            final int n = Math.min(partElems, count - first);
+        for (int first = 0; first < count; first = soloFirst(++part, chunkElems, partElems)) {
+            // the first part is a chunk (it fits a fragment: its data rides on the spine's messages), then parts
+            final int n = Math.min(part == 0 ? chunkElems : partElems, count - first);
             e.nextSeq(); // one per part: the diagnostics' progress
             final int at = inDst ? base + first * size : (part & (ShmLevel.SETS - 1)) * partBytes;
             if (!inDst) {
@@ -317,19 +321,24 @@ final class TiledAlgorithm {
             }
             parts[part & (ShmLevel.SETS - 1)] = e.interPost(kind, wb, at, n, t, op, root, desc);
             if (part - lag >= 1) {
-                soloRetire(part - lag, partElems, count, t, gets && !inDst);
+                soloRetire(part - lag, chunkElems, partElems, count, t, gets && !inDst);
             }
         }
         for (int c = Math.max(1, part - lag); c < part; c++) {
-            soloRetire(c, partElems, count, t, gets && !inDst);
+            soloRetire(c, chunkElems, partElems, count, t, gets && !inDst);
         }
     }
 
+    /** First element of part {@code c} of {@link #solo}: a chunk, then parts of {@code partElems}. */
+    private static int soloFirst(int c, int chunkElems, int partElems) {
+        return c == 0 ? 0 : chunkElems + (c - 1) * partElems;
+    }
+
     /** The end of part {@code c} of {@link #solo}: waits for it and copies it out of the ring if it went through it. */
-    private void soloRetire(int c, int partElems, int count, DataType t, boolean out) {
+    private void soloRetire(int c, int chunkElems, int partElems, int count, DataType t, boolean out) {
         e.interAwait(parts[c & (ShmLevel.SETS - 1)]);
         if (out) {
-            int f = c * partElems;
+            int f = soloFirst(c, chunkElems, partElems);
             e.dst.copyOut(soloRing, (c & (ShmLevel.SETS - 1)) * partElems * t.size, t, f, Math.min(partElems, count - f));
         }
     }
