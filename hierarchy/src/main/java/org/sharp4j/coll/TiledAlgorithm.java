@@ -256,9 +256,9 @@ final class TiledAlgorithm {
 
     /**
      * Several nodes of one rank each (the same on every rank: the topology's largest node has one
-     * rank): no rank to reduce with inside the node, so phase 3 runs on the user's memory itself, in
-     * parts of {@link #SOLO_CHUNKS} chunks, the first one blocking (its spine checks the call), the
-     * others posted, each released {@code lag} parts after its post as on the shared-memory path
+     * rank): no rank to reduce with inside the node, so phase 3 runs on the user's memory itself: the
+     * first chunk alone and blocking (its spine checks the call), then parts of {@link #SOLO_CHUNKS}
+     * chunks posted, each released {@code lag} parts after its post as on the shared-memory path
      * (the same parts on every node, whatever each rank's buffers). Where this rank gets the result
      * in a direct buffer or its shared buffer and its input is not an array, phase 3 works in place
      * in the output (the input copied there part by part, nothing if it is the same memory: one
