@@ -18,7 +18,8 @@ import org.sharp4j.tuning.Collective;
 /**
  * Phase 3 of long calls in parts (issue 12 item 4) on the UCX host path between simulated nodes:
  * 4 KiB slots so that a call of a few KiB runs many chunks, the first chunk alone (its spine checks
- * the call), then units of {@code sharp4j.internode.pipeline} slots with data rounds only. Every
+ * the call), then every chunk posted with data rounds only, {@code sharp4j.internode.pipeline}
+ * chunks in flight (with one rank per node: parts of 4 chunks on the user's memory). Every
  * result is bit-compared with {@link Reference}'s documented order ({@link
  * CollectiveCorrectnessTest#check}), for every type x op, Allreduce and Reduce to every root, 2-4
  * nodes x 1-2 ranks, with the built-in host algorithms (recursive doubling up to 16 KiB) and with
@@ -40,6 +41,8 @@ class PipelinedInterNodeTest {
             }
         }
         out.add(Arguments.of(3, 2, 2, "sra"));
+        out.add(Arguments.of(3, 3, 3, "built-in"));
+        out.add(Arguments.of(3, 1, 1, "sra")); // one rank per node without parts in flight: the shared-memory path, one part per chunk
         out.add(Arguments.of(2, 2, 1, "built-in"));
         return out.stream();
     }
@@ -162,8 +165,11 @@ class PipelinedInterNodeTest {
     @Test
     void theUnitSizeIsCheckedAndJobWide() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> Config.fromProperties(props("sharp4j.internode.pipeline", "3")));
-        assertTrue(e.getMessage().contains("sharp4j.internode.pipeline=3") && e.getMessage().contains("1, 2 or 4"), e.getMessage());
+                () -> Config.fromProperties(props("sharp4j.internode.pipeline", "5")));
+        assertTrue(e.getMessage().contains("sharp4j.internode.pipeline=5") && e.getMessage().contains("1 to 4"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> Config.fromProperties(props("sharp4j.internode.pipeline", "0")));
+        assertTrue(e.getMessage().contains("sharp4j.internode.pipeline=0"), e.getMessage());
+        assertEquals(3, Config.fromProperties(props("sharp4j.internode.pipeline", "3")).interPipeline());
         e = assertThrows(IllegalArgumentException.class, () -> Config.fromProperties(props("sharp4j.internode.pipeline", "x")));
         assertTrue(e.getMessage().contains("sharp4j.internode.pipeline=x"), e.getMessage());
         assertEquals(2, Config.fromProperties(props("sharp4j.internode.pipeline", "2")).interPipeline());

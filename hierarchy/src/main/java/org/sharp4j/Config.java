@@ -93,9 +93,9 @@ public final class Config {
         if (interNode == null || interNode.isEmpty()) {
             throw new IllegalArgumentException("sharp4j.internode must be auto or a host path id such as shm or ucx");
         }
-        if (interPipeline != 1 && interPipeline != 2 && interPipeline != 4) {
-            throw new IllegalArgumentException("sharp4j.internode.pipeline must be 1, 2 or 4 (chunks per inter-node unit, "
-                    + "a divisor of the 4 slot sets), got " + interPipeline);
+        if (interPipeline < 1 || interPipeline > 4) {
+            throw new IllegalArgumentException("sharp4j.internode.pipeline must be 1 to 4 (chunks of a long call in flight "
+                    + "between nodes, at most the 4 slot sets), got " + interPipeline);
         }
         if (table == null || shmDir == null) {
             throw new NullPointerException("tuning and shm dir must not be null");
@@ -145,10 +145,10 @@ public final class Config {
             try {
                 d = Integer.parseInt(v.trim());
             } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("must be 1, 2 or 4");
+                throw new IllegalArgumentException("must be 1 to 4");
             }
-            if (d != 1 && d != 2 && d != 4) {
-                throw new IllegalArgumentException("must be 1, 2 or 4 (chunks per inter-node unit, a divisor of the 4 slot sets)");
+            if (d < 1 || d > 4) {
+                throw new IllegalArgumentException("must be 1 to 4 (chunks of a long call in flight between nodes, at most the 4 slot sets)");
             }
             return d;
         });
@@ -367,8 +367,8 @@ public final class Config {
     }
 
     /**
-     * Slots of a long call that phase 3 takes as one unit ({@code sharp4j.internode.pipeline}: 1, 2
-     * or 4; see {@code TiledAlgorithm}).
+     * Chunks of a long call in flight between nodes ({@code sharp4j.internode.pipeline}: 1 to 4; see
+     * {@code TiledAlgorithm}).
      */
     public int interPipeline() {
         return interPipeline;

@@ -12,6 +12,8 @@ import org.sharp4j.fallback.algo.KnomialAllreduce;
 import org.sharp4j.fallback.algo.KnomialBarrier;
 import org.sharp4j.fallback.algo.KnomialPattern;
 import org.sharp4j.fallback.algo.KnomialReduce;
+import org.sharp4j.fallback.algo.PostedRounds;
+import org.sharp4j.fallback.algo.RoundSink;
 import org.sharp4j.fallback.algo.SraAllreduce;
 import org.sharp4j.fallback.transport.Transport;
 import org.sharp4j.shm.Waiter;
@@ -62,6 +64,19 @@ import org.sharp4j.tuning.CompiledTable;
  * the same data rounds. Failures in a later part are caught as in any call (the waiter's probe,
  * the transport's peer failure, aborts).
  *
+ * <h2>Parts in flight</h2>
+ * A later part may also be <em>posted</em> ({@link #post}): its data rounds are recorded into a
+ * {@link org.sharp4j.fallback.algo.Schedule} by the same algorithm, radix and form the blocking part
+ * would run (the merged forms' data forms: the same groups, the same bracket, so the same bits), and
+ * run by a {@link PostedRounds} of its own (scratch, requests, a call sequence number of its own in
+ * the tags, so parts never match each other's messages) as {@link #progress}, {@link #test} and
+ * {@link #await} drive them. Up to {@link #partsInFlight()} parts are in flight (the engine's
+ * {@code sharp4j.internode.pipeline}); they complete in posting order; a blocking call first awaits
+ * any left. Costs per part in flight: {@code 2 (k-1)} fragments of scratch, allocated at
+ * construction; per leader O(k log n) requests, as for a blocking part. A part's failure (a peer
+ * gone, a transport error, an abort from another thread) fails every part and the step, and is
+ * told to the other leaders as a blocking call's would be.
+ *
  * <p>A barrier is the header-only spine itself (radix kc: the table's barrier radix is not used).
  * After a mismatch the step stays usable (every message of the call was matched). A receive
  * truncated by a peer (impossible between leaders running this class) is recorded as a mismatch
@@ -81,6 +96,10 @@ import org.sharp4j.tuning.CompiledTable;
 public final class HostStep implements RecoverableStep {
     /** Payload bytes per fragment: the scratch is two fragments (plus a 48-byte header each) per peer of a group. */
     public static final int DEFAULT_FRAG_BYTES = 128 * 1024;
+    /** Parts of long calls in flight at once ({@link #post}), unless told otherwise. */
+    public static final int DEFAULT_PARTS = 4;
+    /** The most parts in flight a step takes (each has its own scratch of 2 (k-1) fragments). */
+    public static final int MAX_PARTS = 8;
     private static final long ABORT_TAG = Exchange.tag(Exchange.KIND_ABORT, 0, 0, 0);
     private static final long ABORT_FLUSH_NANOS = 200_000_000L;
 
@@ -109,6 +128,13 @@ public final class HostStep implements RecoverableStep {
     private RuntimeException broken;
     private boolean closed;
 
+    /** Parts of long calls in flight (see "Parts in flight"), each with its own rounds and scratch; empty: none. */
+    private final PostedRounds[] parts;
+    /** Parts posted and completed so far (handles are the low 32 bits of the posting count). */
+    private long posted;
+    private long completed;
+    private final PartsDone partsDone = new PartsDone();
+
     private final ByteBuffer abortIn;
     private final ByteBuffer abortOut;
     /** The one abort receive (any peer), or -1 once it completed. */
@@ -119,11 +145,19 @@ public final class HostStep implements RecoverableStep {
     private long abortWord;
 
     public HostStep(Transport transport, CompiledTable table, Waiter waiter, String name) {
-        this(transport, table, waiter, name, DEFAULT_FRAG_BYTES);
+        this(transport, table, waiter, name, DEFAULT_FRAG_BYTES, DEFAULT_PARTS);
     }
 
     /** With another fragment size (a multiple of 8, at least 64): tests use small ones to pipeline small vectors. */
     HostStep(Transport transport, CompiledTable table, Waiter waiter, String name, int fragBytes) {
+        this(transport, table, waiter, name, fragBytes, DEFAULT_PARTS);
+    }
+
+    /**
+     * With another fragment size (a multiple of 8, at least 64; tests use small ones to pipeline
+     * small vectors) and another number of parts in flight (0: {@link #post} runs a part at once).
+     */
+    public HostStep(Transport transport, CompiledTable table, Waiter waiter, String name, int fragBytes, int partsInFlight) {
         this.tr = transport;
         this.table = table;
         this.name = name;
@@ -141,6 +175,13 @@ public final class HostStep implements RecoverableStep {
         this.x = new Exchange(transport, waiter, maxRadix, fragBytes);
         this.main = new Runner(x);
         this.recovery = new Runner(new Exchange(transport, waiter, maxRadix, fragBytes));
+        if (partsInFlight < 0 || partsInFlight > MAX_PARTS) {
+            throw new IllegalArgumentException("parts in flight must be 0.." + MAX_PARTS + ": " + partsInFlight);
+        }
+        this.parts = new PostedRounds[n > 1 ? partsInFlight : 0];
+        for (int i = 0; i < parts.length; i++) {
+            parts[i] = new PostedRounds(transport, maxRadix - 1, fragBytes, Exchange.KIND_DATA);
+        }
         this.abortIn = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
         this.abortOut = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
         this.abortRecv = n > 1 ? transport.recvAny(ABORT_TAG, abortIn, 0, 8) : -1;
@@ -210,16 +251,23 @@ public final class HostStep implements RecoverableStep {
         run(Collective.BARRIER, null, 0, 0, null, null, 0, desc, status, false);
     }
 
-    private void run(Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode, long desc,
-            CallStatus status, boolean more) {
+    private void usable() {
         if (broken != null) {
             throw new Sharp4jException(name + ": unusable after an earlier failure: " + broken.getMessage(), broken);
         }
         if (closed) {
             throw new IllegalStateException(name + " is closed");
         }
+    }
+
+    private void run(Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode, long desc,
+            CallStatus status, boolean more) {
+        usable();
         if (n == 1) {
             return;
+        }
+        if (posted != completed) { // the engine awaits a call's parts before the next call; never leave any behind
+            await((int) (posted - 1));
         }
         // The table's rules are keyed by the size of the user's call, which a long call's phase 3
         // sees in parts (a slot, or a unit of slots): take the algorithm and radix of the whole
@@ -296,14 +344,143 @@ public final class HostStep implements RecoverableStep {
                 } else {
                     knomial.runMerged(p, buf, off, count, t, op);
                 }
-            } else if (a == Algorithm.SRA) {
-                sra.run(p, buf, off, count, t, op);
-            } else if (c == Collective.REDUCE) {
-                tree.run(n, k, me, rootNode, buf, off, count, t, op);
             } else {
-                knomial.run(p, buf, off, count, t, op);
+                dataRounds(x, c, a, k, buf, off, count, t, op, rootNode);
             }
         }
+
+        /**
+         * The rounds of a part on data rounds only, into {@code s}: what {@link #rounds} runs, with
+         * the merged forms replaced by their data forms (the same groups and bracket), so a posted
+         * part folds exactly as the blocking part would.
+         */
+        void dataRounds(RoundSink s, Collective c, Algorithm a, int k, ByteBuffer buf, int off, int count, DataType t, Op op,
+                int rootNode) {
+            final KnomialPattern p = patterns[k];
+            if (a == Algorithm.SRA) {
+                sra.run(s, p, buf, off, count, t, op);
+            } else if (c == Collective.REDUCE && !merged(k, (long) count * t.size)) {
+                tree.run(s, n, k, me, rootNode, buf, off, count, t, op);
+            } else {
+                knomial.run(s, p, buf, off, count, t, op); // a merged reduce runs as the allreduce (class comment)
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- parts in flight
+
+    @Override
+    public int partsInFlight() {
+        return parts.length;
+    }
+
+    /**
+     * A later part of a long call, posted (class comment, "Parts in flight"): its data rounds are
+     * recorded as the blocking part would run them and started; {@link #progress}, {@link #test}
+     * and {@link #await} drive them. Without parts in flight (or alone) it runs the part now.
+     */
+    @Override
+    public int post(Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode, long desc,
+            CallStatus status) {
+        if (parts.length == 0) {
+            run(c, buf, off, count, t, op, rootNode, desc, status, true);
+            return (int) posted;
+        }
+        usable();
+        if (posted - completed == parts.length) {
+            throw new IllegalStateException(name + ": " + parts.length + " parts already in flight");
+        }
+        final long callBytes = callBytes(desc, count, t);
+        PostedRounds pr = parts[(int) (posted % parts.length)];
+        main.dataRounds(pr.schedule(), c, algorithm(c, callBytes), radix(c, callBytes), buf, off, count, t, op, rootNode);
+        pr.start(++seq);
+        final int h = (int) posted++;
+        caller = Thread.currentThread();
+        try {
+            pr.advance(); // posts its first fragments
+        } catch (RuntimeException e) {
+            throw partFailed(e);
+        } finally {
+            caller = null;
+        }
+        return h;
+    }
+
+    @Override
+    public void progress() {
+        if (posted == completed || broken != null || closed) {
+            return;
+        }
+        caller = Thread.currentThread();
+        try {
+            drive();
+        } catch (RuntimeException e) {
+            throw partFailed(e);
+        } finally {
+            caller = null;
+        }
+    }
+
+    @Override
+    public boolean test(int handle) {
+        if ((int) completed - handle > 0) {
+            return true;
+        }
+        progress();
+        return (int) completed - handle > 0;
+    }
+
+    @Override
+    public void await(int handle) {
+        if ((int) completed - handle > 0) {
+            return;
+        }
+        usable();
+        caller = Thread.currentThread();
+        try {
+            partsDone.target = handle;
+            int blame = parts[(int) (completed % parts.length)].waitingFor();
+            waiter.await(partsDone, blame >= 0 ? blame : tr.globalRank((me + 1) % n));
+        } catch (RuntimeException e) {
+            throw partFailed(e);
+        } finally {
+            caller = null;
+        }
+    }
+
+    /** Advances every part in flight once, oldest first, and counts the completed ones (in posting order). */
+    private void drive() {
+        for (long i = completed; i < posted; i++) {
+            parts[(int) (i % parts.length)].advance();
+        }
+        while (completed < posted && parts[(int) (completed % parts.length)].done()) {
+            completed++;
+        }
+    }
+
+    /** What {@link #await} polls: every part driven once, done when the awaited one (and those before it) completed. */
+    private final class PartsDone implements Waiter.Condition {
+        int target;
+
+        @Override
+        public boolean done() {
+            if (deferredAbort) { // Communicator.abort from another thread: end the wait on this one
+                throw new Sharp4jException("rank " + deferredRank + " aborted the job (from another thread) during a call");
+            }
+            drive();
+            return (int) completed - target > 0;
+        }
+    }
+
+    /** A part failed: every part is dead, the step broken and the other leaders told, as for a blocking call. */
+    private RuntimeException partFailed(RuntimeException e) {
+        for (PostedRounds pr : parts) {
+            pr.abandon();
+        }
+        completed = posted;
+        RuntimeException reported = blameFromAbort(e);
+        fail(reported);
+        return reported;
     }
 
     // ---------------------------------------------------------------- an offload's recovery

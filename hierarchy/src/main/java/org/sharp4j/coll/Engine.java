@@ -104,13 +104,11 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     public final Payload dst = new Payload();
     private final int chunkBytes;
     /**
-     * Chunks of a long tiled call that phase 3 takes as one unit after the call's first chunk
-     * ({@code sharp4j.internode.pipeline}), the same on every rank: 1 unless there are several
-     * nodes and every node has one socket (the flat tiled path; see {@link TiledAlgorithm}).
+     * Chunks of a long tiled call in flight between nodes ({@code sharp4j.internode.pipeline}), the
+     * same on every rank: 1 unless there are several nodes and every node has one socket (the flat
+     * tiled path; see {@link TiledAlgorithm}).
      */
     int interUnit = 1;
-    /** The node leader's staging area of one phase-3 unit ({@code interUnit} slots), else null. */
-    java.nio.ByteBuffer interStage;
     private final long[] pids;
     private final boolean[] onMyHost;
     private final int[] localRanks;
@@ -333,8 +331,6 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 allFlat &= topo.socketCount(nd) == 1;
             }
             this.interUnit = topo.nodeCount() > 1 && allFlat && !phase3.offloaded ? cfg.interPipeline() : 1;
-            this.interStage = interUnit > 1 && localIndex == 0
-                    ? java.nio.ByteBuffer.allocateDirect(interUnit * cfg.slotBytes()).order(java.nio.ByteOrder.nativeOrder()) : null;
             if (cfg.warmupRounds() > 0) {
                 waiter.heating(true); // yield to this JVM's compiler threads rather than spin against them
                 try {
@@ -614,7 +610,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         return waiter;
     }
 
-    /** Slots per phase-3 unit of a long call ({@code sharp4j.internode.pipeline}, or 1 where units are off). */
+    /** Chunks of a long call in flight between nodes ({@code sharp4j.internode.pipeline}, or 1 where the flat tiled path does not apply). */
     public int interUnit() {
         return interUnit;
     }
@@ -938,6 +934,52 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
 
     void interNode(Collective kind, java.nio.ByteBuffer b, int off, int count, DataType t, Op op, int root, long desc) {
         interNode(kind, b, off, count, t, op, root, desc, false);
+    }
+
+    /**
+     * Chunks by which the release of a long call's chunk trails its post (the flat tiled path): the
+     * chunks in flight minus one, at most {@link ShmLevel#SETS} - 1 (the result sets). The same on
+     * every rank of the job (members follow the leader's releases by it), so it does not depend on
+     * the step, which only node leaders have: a step that keeps fewer parts in flight has its
+     * oldest part awaited earlier ({@link #interCap}), and its release still comes at the lag.
+     */
+    int interLag() {
+        return Math.max(0, Math.min(interUnit, ShmLevel.SETS) - 1);
+    }
+
+    /** Parts the node leader's step keeps in flight at most (0: each part runs at its post). */
+    int interCap() {
+        return inter == null ? 0 : inter.partsInFlight();
+    }
+
+    /** Posts a later part of the call ({@link InterNodeStep#post}); a failure is the node's as in {@link #interNode}. */
+    int interPost(Collective kind, java.nio.ByteBuffer b, int off, int count, DataType t, Op op, int root, long desc) {
+        try {
+            return inter.post(kind, b, off, count, t, op, topo.nodeOf(root), desc & ~Desc.SHARED, st);
+        } catch (RuntimeException e) {
+            failed(e);
+            throw e;
+        }
+    }
+
+    /** Waits for a posted part ({@link InterNodeStep#await}). */
+    void interAwait(int part) {
+        try {
+            inter.await(part);
+        } catch (RuntimeException e) {
+            failed(e);
+            throw e;
+        }
+    }
+
+    /** Drives the posted parts once ({@link InterNodeStep#progress}), from the node leader's waits. */
+    void interProgress() {
+        try {
+            inter.progress();
+        } catch (RuntimeException e) {
+            failed(e);
+            throw e;
+        }
     }
 
     /** Phase 3 of a part of a call; {@code more}: a later part (see {@link InterNodeStep}'s part methods). */

@@ -80,29 +80,40 @@ public final class Payload {
 
     /** user[first, first+count) -> segment at {@code segOff}. */
     void copyIn(ShmLevel lvl, int segOff, DataType t, int first, int count) {
+        copyIn(lvl.buf, lvl.ints, lvl.longs, lvl.floats, lvl.doubles, segOff, t, first, count);
+    }
+
+    /** user[first, first+count) -> a private buffer at byte {@code at}. */
+    void copyIn(Views v, int at, DataType t, int first, int count) {
+        copyIn(v.buf, v.ints, v.longs, v.floats, v.doubles, at, t, first, count);
+    }
+
+    /** user[first, first+count) -> {@code buf} at {@code segOff} (the typed views are views of buf). */
+    private void copyIn(ByteBuffer buf, java.nio.IntBuffer ints, java.nio.LongBuffer longs, java.nio.FloatBuffer floats,
+            java.nio.DoubleBuffer doubles, int segOff, DataType t, int first, int count) {
         if (count == 0) {
             return;
         }
         int at = off + first;
         if (kind == ARRAY && count * t.size <= SMALL_BYTES) {
-            smallIn(lvl.buf, segOff, t, at, count);
+            smallIn(buf, segOff, t, at, count);
             return;
         }
         switch (kind) {
             case ARRAY:
                 switch (t) {
-                    case DOUBLE: lvl.doubles.put(segOff >> 3, (double[]) array, at, count); break;
-                    case LONG: lvl.longs.put(segOff >> 3, (long[]) array, at, count); break;
-                    case FLOAT: lvl.floats.put(segOff >> 2, (float[]) array, at, count); break;
-                    case INT: lvl.ints.put(segOff >> 2, (int[]) array, at, count); break;
+                    case DOUBLE: doubles.put(segOff >> 3, (double[]) array, at, count); break;
+                    case LONG: longs.put(segOff >> 3, (long[]) array, at, count); break;
+                    case FLOAT: floats.put(segOff >> 2, (float[]) array, at, count); break;
+                    case INT: ints.put(segOff >> 2, (int[]) array, at, count); break;
                     default: throw new AssertionError(t);
                 }
                 break;
             case BUFFER:
-                ShmLevel.copy(lvl.buf, segOff, buffer, at * t.size, count * t.size);
+                ShmLevel.copy(buf, segOff, buffer, at * t.size, count * t.size);
                 break;
             case SHARED:
-                ShmLevel.copy(lvl.buf, segOff, sharedLevel.buf, sharedOff + first * t.size, count * t.size);
+                ShmLevel.copy(buf, segOff, sharedLevel.buf, sharedOff + first * t.size, count * t.size);
                 break;
             default:
                 throw new IllegalStateException("no input buffer");
@@ -158,29 +169,40 @@ public final class Payload {
 
     /** segment at {@code segOff} -> user[first, first+count). */
     void copyOut(ShmLevel lvl, int segOff, DataType t, int first, int count) {
+        copyOut(lvl.buf, lvl.ints, lvl.longs, lvl.floats, lvl.doubles, segOff, t, first, count);
+    }
+
+    /** A private buffer at byte {@code at} -> user[first, first+count). */
+    void copyOut(Views v, int at, DataType t, int first, int count) {
+        copyOut(v.buf, v.ints, v.longs, v.floats, v.doubles, at, t, first, count);
+    }
+
+    /** {@code buf} at {@code segOff} -> user[first, first+count) (the typed views are views of buf). */
+    private void copyOut(ByteBuffer buf, java.nio.IntBuffer ints, java.nio.LongBuffer longs, java.nio.FloatBuffer floats,
+            java.nio.DoubleBuffer doubles, int segOff, DataType t, int first, int count) {
         if (count == 0) {
             return;
         }
         int at = off + first;
         if (kind == ARRAY && first == 0 && count * t.size <= SMALL_BYTES) {
-            smallOut(lvl.buf, segOff, t, count);
+            smallOut(buf, segOff, t, count);
             return;
         }
         switch (kind) {
             case ARRAY:
                 switch (t) {
-                    case DOUBLE: lvl.doubles.get(segOff >> 3, (double[]) array, at, count); break;
-                    case LONG: lvl.longs.get(segOff >> 3, (long[]) array, at, count); break;
-                    case FLOAT: lvl.floats.get(segOff >> 2, (float[]) array, at, count); break;
-                    case INT: lvl.ints.get(segOff >> 2, (int[]) array, at, count); break;
+                    case DOUBLE: doubles.get(segOff >> 3, (double[]) array, at, count); break;
+                    case LONG: longs.get(segOff >> 3, (long[]) array, at, count); break;
+                    case FLOAT: floats.get(segOff >> 2, (float[]) array, at, count); break;
+                    case INT: ints.get(segOff >> 2, (int[]) array, at, count); break;
                     default: throw new AssertionError(t);
                 }
                 break;
             case BUFFER:
-                ShmLevel.copy(buffer, at * t.size, lvl.buf, segOff, count * t.size);
+                ShmLevel.copy(buffer, at * t.size, buf, segOff, count * t.size);
                 break;
             case SHARED:
-                ShmLevel.copy(sharedLevel.buf, sharedOff + first * t.size, lvl.buf, segOff, count * t.size);
+                ShmLevel.copy(sharedLevel.buf, sharedOff + first * t.size, buf, segOff, count * t.size);
                 break;
             default:
                 break; // no output on this rank

@@ -26,9 +26,10 @@ import org.sharp4j.shm.Waiter;
  *                        line 1: +64 mismatch desc A  +72 mismatch desc B (error path only)
  *                                +80..120 released data (40 B): member 0's result when it releases
  *                                a call whose input still sits in line 0 (the exchange)
- *   progress[j]        128 B per local rank (slow path and diagnostics only): +0 pid, +8 last collective
+ *   progress[j]        128 B per local rank (slow path and diagnostics, but +40): +0 pid, +8 last collective
  *                      entered, +16 global rank it waits for (-1: none), +24 heartbeat (nanoTime of its
- *                      latest failure probe while waiting)
+ *                      latest failure probe while waiting), +32 last call finished (flat member 0),
+ *                      +40 last chunk whose phase-3 part completed (node leader; TiledAlgorithm.P_PARTS)
  *   slot[set][m]       slotBytes per member and set, page aligned
  *   result[set]        slotBytes per set: the tiled algorithm's reduce-scatter output, the exchange's
  *                      released result above 40 B

@@ -2,6 +2,7 @@ package org.sharp4j.coll;
 
 import org.sharp4j.DataType;
 import org.sharp4j.Op;
+import org.sharp4j.shm.Flags;
 import org.sharp4j.shm.Waiter;
 import org.sharp4j.tuning.Collective;
 
@@ -38,32 +39,49 @@ import org.sharp4j.tuning.Collective;
  * {@link ShmLevel}'s reuse rule (a member writes its tile of chunk c only after every member's
  * ARRIVED of chunk c, i.e. after every member finished chunk c-1, including a Reduce root's read-out).
  *
- * <h2>Several nodes: phase 3 in parts</h2>
- * The node leader hands phase 3 the call's first chunk alone (its inter-node argument check covers
- * the whole call's descriptor, and every node leader ends it with the same status: not ok, every
- * rank throws after it), then units of D = {@code sharp4j.internode.pipeline} chunks (1, 2, 4)
- * marked as later parts of the call, which a host path runs without its argument check. Units are
- * cut by chunk index (chunk 0; 1..D; D+1..2D; ...; the rest), so every node passes the same
- * parts. A unit's chunks lie in up to D different result sets, so the leader gathers each chunk
- * into a private staging area as its tiles complete, runs phase 3 once on the unit, copies the
- * result back into each chunk's result set and publishes RELEASED (with the status) on the
- * unit's last chunk only. Other members publish TILED and go straight on to the next chunk;
- * at a unit's last chunk they wait for that RELEASED and copy out all its chunks. Why the sets'
- * reuse stays safe without acknowledgment, for D &lt;= 4 = {@link ShmLevel#SETS}:
+ * <h2>Several nodes: phase 3 in parts, several in flight</h2>
+ * The node leader hands phase 3 the call's first chunk alone and blocking: its inter-node argument
+ * check (the host path's spine) covers the whole call's descriptor, and every node leader ends it
+ * with the same status (not ok: every rank throws after it). That is the call's only argument
+ * check. Every later chunk c is <em>posted</em> as a later part of the call ({@code
+ * InterNodeStep.post}, in place on the chunk's result set, no argument check), and the leader goes
+ * straight on with chunk c+1 while the part travels between nodes; its waits for the members'
+ * tiles drive the parts in flight ({@code progress}). After posting chunk c the leader awaits the
+ * part of chunk c-L (L = lag = D - 1, D = {@code sharp4j.internode.pipeline} chunks in flight, 1 to
+ * 4, the same on every rank) and publishes it by a release store of its sequence number in its
+ * progress line ({@link #P_PARTS}, one writer, only grows); every member, after publishing its
+ * TILED of chunk c, acquires that word for chunk c-L and copies chunk c-L out. The rest are
+ * released in order at the call's end. Every node posts the same parts (one per chunk, cut by
+ * chunk index) in the same order. Why the sets' reuse stays safe without acknowledgment, for
+ * L &lt;= 3 = {@link ShmLevel#SETS} - 1:
  * <ul>
- *   <li>chunk c's result set is next written by tiles of chunk c+4, after every member's
- *       ARRIVED of c+4, i.e. after every member finished chunk c+3; the unit holding c ends at
- *       the latest at c+D-1 &lt;= c+3, where its members copied c out;</li>
- *   <li>the RELEASED of a unit's last chunk e (state and status in the leader's control block of
- *       set(e)) is next overwritten by the leader's ARRIVED of e+4, which follows every member's
- *       ARRIVED of e+3, i.e. every member's end of chunk e+2 &gt; e, where it read the release;</li>
- *   <li>slots and the ARRIVED/TILED words are used as before (a member's TILED of c does not
- *       wait for the release of c, but it did wait for every ARRIVED of c, which is all the slot
- *       rule needs).</li>
+ *   <li>chunk c's result set is next written by tiles of chunk c+4, after every member's ARRIVED
+ *       of c+4, among them the leader's, which it publishes only after it finished chunk c+3,
+ *       where it awaited chunk c's part (c &lt;= c+3-L): phase 3 no longer touches the set; and
+ *       after every member finished chunk c+3, by which it copied out every chunk up to c+3-L &gt;= c;</li>
+ *   <li>the release word is not a set's control block, so nothing overwrites it (the first
+ *       chunk's RELEASED, which carries the call's status, is read at chunk 0 as before);</li>
+ *   <li>slots and the ARRIVED/TILED words are used as before.</li>
  * </ul>
- * So D chunks reach phase 3 in one call: one set of inter-node latencies per D slots, and no
- * argument check after the first chunk. The staging costs the leader two copies of the unit
- * (memory bandwidth, small against the network).
+ * A step that keeps fewer parts in flight than L + 1 has its oldest part awaited before a new one
+ * is posted; a step without parts in flight (SHARP, which pipelines each chunk into its own
+ * operations; shared memory) runs each part at its post. No staging: a part is a chunk in its
+ * result set. A member whose part fails learns it as with any phase-3 failure (the leader tells
+ * the node: its waits fail at their next probe).
+ *
+ * <h2>One rank per node</h2>
+ * With one rank per node (every node, so the same on every rank) nothing is reduced inside a node:
+ * {@link #solo} runs phase 3 on the user's memory directly: the first chunk alone and blocking
+ * with the argument check (a chunk fits one fragment, so where the call's radix is the spine's its
+ * data rides on the spine's messages: no separate barrier), then parts of {@link #SOLO_CHUNKS}
+ * chunks, posted as above. Not with an offload
+ * (SHARP takes at most a slot per phase-3 call and registers the memory it is given: it keeps the
+ * segment's few windows) nor with {@code sharp4j.internode.pipeline=1}: both keep the path above. Where the rank gets
+ * the result in a direct or shared buffer and its input is not an array, in place in the output
+ * (the input copied there part by part unless it is the same memory); otherwise through a private
+ * ring of parts (copied in, and out if the rank gets the result). What each form costs per call:
+ * input and output the same buffer: nothing; direct or shared buffers: one copy in; arrays (and a
+ * Reduce's non-roots): a copy in (and out where the result is wanted).
  *
  * <h2>Several sockets</h2>
  * Phase 1 as above into the node segment, phase 2 by the socket leaders over the sockets' results,
@@ -79,7 +97,9 @@ final class TiledAlgorithm {
     }
 
     void run(Collective kind, DataType t, Op op, int root, int count, long desc, int chunkBytes) {
-        if (e.socketCount == 1) {
+        if (e.topo.nodeCount() > 1 && e.topo.maxRanksPerNode() == 1 && e.interUnit > 1) { // job-wide, see "One rank per node"
+            solo(kind, t, op, root, count, desc, chunkBytes);
+        } else if (e.socketCount == 1) {
             flat(kind, t, op, root, count, desc, chunkBytes);
         } else {
             hierarchical(kind, t, op, root, count, desc, chunkBytes);
@@ -105,19 +125,19 @@ final class TiledAlgorithm {
         if (shared) {
             desc |= Desc.SHARED;
         }
-        // Phase 3 in parts (class comment): the first chunk alone, then units of D chunks.
-        final int unit = severalNodes && count > chunkElems ? e.interUnit : 1;
-        final java.nio.ByteBuffer stage = e.interStage;
-        int unitFirst = 0; // first element of the current unit
-        long unitSeq = 0; // sequence number of its first chunk
+        // Phase 3 in parts (class comment): the first chunk alone, then every chunk posted, the
+        // release of chunk c - lag after the post of chunk c.
+        final int lag = severalNodes && count > chunkElems ? e.interLag() : 0;
+        final int cap = lag > 0 && me == 0 ? e.interCap() : 0;
+        final boolean progressing = cap > 0;
+        long seq0 = 0; // sequence number of the call's first chunk
         int chunk = 0; // index of the chunk in this call
         for (int first = 0; first < count; first += chunkElems, chunk++) {
             final int n = Math.min(chunkElems, count - first);
             final long s = e.nextSeq();
             final int set = ShmLevel.set(s);
-            if (chunk == 0 || unit == 1 || (chunk - 1) % unit == 0) {
-                unitFirst = first;
-                unitSeq = s;
+            if (chunk == 0) {
+                seq0 = s;
             }
             st.reset();
             // My tile of the chunk (the others' tiles of my input are all they read of my slot).
@@ -140,35 +160,29 @@ final class TiledAlgorithm {
             }
             sock.publish(set, ShmLevel.TILED, s, desc, st);
             if (severalNodes) {
-                // The unit ends with the call's first chunk (its phase 3 checks the call; a local
-                // mismatch, which every chunk's descriptor would show, shows there), after D more
-                // chunks, and at the call's end: the same units on every node.
-                final boolean unitEnd = chunk == 0 || unit == 1 || chunk % unit == 0 || first + n == count;
-                final boolean staged = unit > 1 && chunk > 0;
                 if (me == 0) {
                     for (int m = 1; m < q; m++) {
-                        sock.awaitTiled(set, m, s, desc, w, st);
+                        awaitTiled(set, m, s, desc, progressing);
                     }
-                    if (staged) { // a unit spans up to D sets, not contiguous: gather it for phase 3
-                        ShmLevel.copy(stage, (first - unitFirst) * size, sock.buf, res, n * size);
-                    }
-                    if (!unitEnd) {
+                    if (chunk == 0) { // phase 3 of the first chunk checks the call, even after a mismatch: the others wait in it
+                        e.interNode(kind, sock.buf, res, n, t, op, root, desc, false);
+                        sock.publish(set, ShmLevel.RELEASED, s, desc, st);
+                    } else {
+                        if (cap > 0 && chunk - cap >= 1) { // the step keeps fewer parts in flight than the lag
+                            e.interAwait(parts[(chunk - cap) & (ShmLevel.SETS - 1)]);
+                        }
+                        parts[chunk & (ShmLevel.SETS - 1)] = e.interPost(kind, sock.buf, res, n, t, op, root, desc);
+                        if (chunk - lag >= 1) {
+                            retire(chunk - lag, seq0, count, chunkElems, t, gets);
+                        }
                         continue;
                     }
-                    if (staged) {
-                        e.interNode(kind, stage, 0, first + n - unitFirst, t, op, root, desc, true);
-                        for (long u = unitSeq; u <= s; u++) { // back into each chunk's result set
-                            int f = unitFirst + (int) (u - unitSeq) * chunkElems;
-                            ShmLevel.copy(sock.buf, sock.result(ShmLevel.set(u)), stage, (f - unitFirst) * size,
-                                    Math.min(chunkElems, count - f) * size);
-                        }
-                    } else { // phase 3, even after a mismatch: the others wait in it
-                        e.interNode(kind, sock.buf, res, n, t, op, root, desc, chunk > 0);
-                    }
-                    sock.publish(set, ShmLevel.RELEASED, s, desc, st);
                 } else {
-                    if (!unitEnd) {
-                        continue; // on to the next chunk: the leader releases the unit at its last set
+                    if (chunk > 0) {
+                        if (chunk - lag >= 1) {
+                            collect(chunk - lag, seq0, count, chunkElems, t, gets);
+                        }
+                        continue; // on to the next chunk: its part is in flight
                     }
                     st.reset(); // the node leader's verdict, which merged every node's
                     sock.await(set, 0, ShmLevel.RELEASED, s, w, st);
@@ -177,10 +191,7 @@ final class TiledAlgorithm {
                     throw st.toException();
                 }
                 if (gets) {
-                    for (long u = unitSeq; u <= s; u++) {
-                        int f = unitFirst + (int) (u - unitSeq) * chunkElems;
-                        e.dst.copyOut(sock, sock.result(ShmLevel.set(u)), t, f, Math.min(chunkElems, count - f));
-                    }
+                    e.dst.copyOut(sock, res, t, first, n);
                 }
                 continue;
             }
@@ -207,7 +218,182 @@ final class TiledAlgorithm {
                 }
             }
         }
+        if (severalNodes) { // the parts still in flight, in order: the call ends with its last chunk released
+            for (int c = Math.max(1, chunk - lag); c < chunk; c++) {
+                if (me == 0) {
+                    retire(c, seq0, count, chunkElems, t, gets);
+                } else {
+                    collect(c, seq0, count, chunkElems, t, gets);
+                }
+            }
+        }
     }
+
+    /** Chunks per part of the one-rank-per-node path ({@link #solo}): the same on every node. */
+    static final int SOLO_CHUNKS = 4;
+    /** The one-rank-per-node path's ring of parts whose data cannot be reduced in place (SETS parts), made at its first use. */
+    private Payload.Views soloRing;
+
+    /**
+     * Several nodes of one rank each (the same on every rank: the topology's largest node has one
+     * rank): no rank to reduce with inside the node, so phase 3 runs on the user's memory itself: the
+     * first chunk alone and blocking (its spine checks the call), then parts of {@link #SOLO_CHUNKS}
+     * chunks posted, each released {@code lag} parts after its post as on the shared-memory path
+     * (the same parts on every node, whatever each rank's buffers). Where this rank gets the result
+     * in a direct buffer or its shared buffer and its input is not an array, phase 3 works in place
+     * in the output (the input copied there part by part, nothing if it is the same memory: one
+     * copy per call at most, against an array's copy in and out); otherwise each part goes through a
+     * private ring of SETS parts (copy in, and out if this rank gets the result).
+     */
+    private void solo(Collective kind, DataType t, Op op, int root, int count, long desc, int chunkBytes) {
+        final Engine e = this.e;
+        final Payload src = e.src;
+        final Payload dst = e.dst;
+        final int size = t.size;
+        final int partElems = SOLO_CHUNKS * chunkBytes / size;
+        final int partBytes = partElems * size;
+        final boolean gets = kind == Collective.ALLREDUCE || e.rank == root;
+        final boolean inDst = gets && src.kind != Payload.ARRAY
+                && (dst.kind == Payload.BUFFER && dst.buffer.isDirect() || dst.kind == Payload.SHARED);
+        final java.nio.ByteBuffer wb;
+        final int base;
+        if (inDst) {
+            wb = dst.kind == Payload.SHARED ? dst.sharedLevel.buf : dst.buffer;
+            base = dst.kind == Payload.SHARED ? dst.sharedOff : dst.off * size;
+        } else {
+            if (soloRing == null || soloRing.buf.capacity() < ShmLevel.SETS * partBytes) {
+                soloRing = new Payload.Views(ShmLevel.SETS * partBytes); // once per communicator and chunk size
+            }
+            wb = soloRing.buf;
+            base = 0;
+        }
+        final java.nio.ByteBuffer from = src.kind == Payload.SHARED ? src.sharedLevel.buf : src.buffer;
+        final int fromBase = src.kind == Payload.SHARED ? src.sharedOff : src.off * size;
+        final boolean sameMemory = inDst && from == wb && fromBase == base;
+        final int chunkElems = chunkBytes / size;
+        final int lag = count > chunkElems ? e.interLag() : 0;
+        final int cap = e.interCap();
+        final CallStatus st = e.st;
+        int part = 0;
+        for (int first = 0; first < count; first = soloFirst(++part, chunkElems, partElems)) {
+            // the first part is a chunk (it fits a fragment: its data rides on the spine's messages), then parts
+            final int n = Math.min(part == 0 ? chunkElems : partElems, count - first);
+            e.nextSeq(); // one per part: the diagnostics' progress
+            final int at = inDst ? base + first * size : (part & (ShmLevel.SETS - 1)) * partBytes;
+            if (!inDst) {
+                src.copyIn(soloRing, at, t, first, n);
+            } else if (!sameMemory) {
+                ShmLevel.copy(wb, at, from, fromBase + first * size, n * size);
+            }
+            if (part == 0) {
+                st.reset();
+                e.interNode(kind, wb, at, n, t, op, root, desc, false);
+                if (!st.ok()) {
+                    throw st.toException();
+                }
+                if (gets && !inDst) {
+                    dst.copyOut(soloRing, at, t, first, n);
+                }
+                continue;
+            }
+            if (cap > 0 && part - cap >= 1) {
+                e.interAwait(parts[(part - cap) & (ShmLevel.SETS - 1)]);
+            }
+            parts[part & (ShmLevel.SETS - 1)] = e.interPost(kind, wb, at, n, t, op, root, desc);
+            if (part - lag >= 1) {
+                soloRetire(part - lag, chunkElems, partElems, count, t, gets && !inDst);
+            }
+        }
+        for (int c = Math.max(1, part - lag); c < part; c++) {
+            soloRetire(c, chunkElems, partElems, count, t, gets && !inDst);
+        }
+    }
+
+    /** First element of part {@code c} of {@link #solo}: a chunk, then parts of {@code partElems}. */
+    private static int soloFirst(int c, int chunkElems, int partElems) {
+        return c == 0 ? 0 : chunkElems + (c - 1) * partElems;
+    }
+
+    /** The end of part {@code c} of {@link #solo}: waits for it and copies it out of the ring if it went through it. */
+    private void soloRetire(int c, int chunkElems, int partElems, int count, DataType t, boolean out) {
+        e.interAwait(parts[c & (ShmLevel.SETS - 1)]);
+        if (out) {
+            int f = soloFirst(c, chunkElems, partElems);
+            e.dst.copyOut(soloRing, (c & (ShmLevel.SETS - 1)) * partElems * t.size, t, f, Math.min(partElems, count - f));
+        }
+    }
+
+    /** Handles of the parts in flight, by chunk index mod {@link ShmLevel#SETS} (the lag is below it). */
+    private final int[] parts = new int[ShmLevel.SETS];
+
+    /**
+     * The node leader's end of chunk {@code c}'s part: waits for it (driving the others), publishes
+     * that every chunk up to {@code c} is released ({@link #P_PARTS}, release store: the result set
+     * holds the reduction over all nodes), and copies the chunk out if this rank gets the result.
+     */
+    private void retire(int c, long seq0, int count, int chunkElems, DataType t, boolean gets) {
+        e.interAwait(parts[c & (ShmLevel.SETS - 1)]);
+        Flags.release(e.node.buf, e.node.progress(0) + P_PARTS, seq0 + c);
+        if (gets) {
+            int f = c * chunkElems;
+            e.dst.copyOut(e.sock, e.sock.result(ShmLevel.set(seq0 + c)), t, f, Math.min(chunkElems, count - f));
+        }
+    }
+
+    /** A member's end of chunk {@code c}: waits for the leader's release of it (acquire) and copies the chunk out. */
+    private void collect(int c, long seq0, int count, int chunkElems, DataType t, boolean gets) {
+        e.waiter.await(e.node.buf, e.node.progress(0) + P_PARTS, seq0 + c, e.sock.ranks[0]);
+        if (gets) {
+            int f = c * chunkElems;
+            e.dst.copyOut(e.sock, e.sock.result(ShmLevel.set(seq0 + c)), t, f, Math.min(chunkElems, count - f));
+        }
+    }
+
+    /**
+     * The node leader waits for member {@code m}'s TILED as {@link ShmLevel#awaitTiled} does; with
+     * parts in flight ({@code progressing}) its polls also drive them, since over TCP a part moves
+     * only while its leader drives the transport.
+     */
+    private void awaitTiled(int set, int m, long s, long desc, boolean progressing) {
+        final ShmLevel sock = e.sock;
+        if (!progressing) {
+            sock.awaitTiled(set, m, s, desc, e.waiter, e.st);
+            return;
+        }
+        if (Desc.differs(sock.descOf(set, m), desc)) {
+            return; // as ShmLevel.awaitTiled: a member that called something else may never publish TILED
+        }
+        final int ctl = sock.ctl(set, m);
+        tiledOrParts.off = ctl + ShmLevel.STATE;
+        tiledOrParts.target = ShmLevel.enc(s, ShmLevel.TILED);
+        e.waiter.await(tiledOrParts, sock.ranks[m]);
+        e.st.mergeFrom(sock.buf, ctl);
+    }
+
+    private final FlagOrParts tiledOrParts = new FlagOrParts();
+
+    /** A flag of the socket segment reaching a target, phase 3's parts driven at every poll that finds it short. */
+    private final class FlagOrParts implements Waiter.Condition {
+        int off;
+        long target;
+
+        @Override
+        public boolean done() {
+            if (Flags.acquire(e.sock.buf, off) >= target) {
+                return true;
+            }
+            e.interProgress();
+            return false;
+        }
+    }
+
+    /**
+     * The node leader's progress line word (node segment, {@code +40}; see {@link ShmLevel}'s layout):
+     * the sequence number of the latest chunk whose phase-3 part completed. One writer (the node
+     * leader, release store), only grows; the node's other ranks acquire it before reading the
+     * chunk's result set.
+     */
+    static final int P_PARTS = 40;
 
     /**
      * Several sockets per node. Per chunk of at most a slot: every rank of a socket reduces its

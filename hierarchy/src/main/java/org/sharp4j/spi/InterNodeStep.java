@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import org.sharp4j.DataType;
 import org.sharp4j.Op;
 import org.sharp4j.coll.CallStatus;
+import org.sharp4j.tuning.Collective;
 
 /**
  * Phase 3 of the hierarchy: the collective among node leaders, one per node. Called only on node
@@ -43,6 +44,50 @@ public interface InterNodeStep extends AutoCloseable {
     default void reduce(ByteBuffer buf, int off, int count, DataType type, Op op, int rootNode, long desc, CallStatus status,
             boolean more) {
         reduce(buf, off, count, type, op, rootNode, desc, status);
+    }
+
+    /**
+     * Parts of a long call this step can keep in flight at once through {@link #post} (issue 12 item
+     * 4): the engine posts a later part and goes on reducing the next chunks on its node while the
+     * part travels between nodes. 0 (the default): {@link #post} runs the part to completion before
+     * it returns, as the blocking part methods do.
+     */
+    default int partsInFlight() {
+        return 0;
+    }
+
+    /**
+     * Starts a later part of a long call ({@code more = true} of the part methods: the call's first
+     * part ran and ended ok on every node leader, so no argument check is needed) without waiting
+     * for it: {@code buf[off, off + count*size)} belongs to the step until {@link #test} or {@link
+     * #await} reports the part complete, which they do in posting order only (a part is complete
+     * once every part posted before it is). Returns the part's handle. At most {@link
+     * #partsInFlight()} parts may be outstanding; every part of a call completes before the next
+     * call of any kind reaches this step (the engine awaits them), and every node posts the same
+     * parts in the same order. Failures throw as the blocking methods do, from whichever of post,
+     * {@link #progress}, test or await notices them. The default runs the part now.
+     */
+    default int post(Collective c, ByteBuffer buf, int off, int count, DataType type, Op op, int rootNode, long desc,
+            CallStatus status) {
+        if (c == Collective.REDUCE) {
+            reduce(buf, off, count, type, op, rootNode, desc, status, true);
+        } else {
+            allreduce(buf, off, count, type, op, desc, status, true);
+        }
+        return 0;
+    }
+
+    /** Drives the parts in flight without waiting (the engine calls it from its own waits); default: nothing to drive. */
+    default void progress() {
+    }
+
+    /** Drives the parts in flight once; true when part {@code handle} (and every part before it) is complete. */
+    default boolean test(int handle) {
+        return true;
+    }
+
+    /** Waits (spin, yield, park, failure probe, timeout) until part {@code handle} is complete. */
+    default void await(int handle) {
     }
 
     /** Returns once every node leader called it. */

@@ -66,7 +66,7 @@ import org.sharp4j.shm.Waiter;
  * after the spine every node holds the same status; a status that is ok means every node called
  * with the same descriptor (a group ok has all members equal to its representative, inductively).
  */
-public final class Exchange {
+public final class Exchange implements RoundSink {
     public static final int HDR = 48;
     static final int H_DESC = 0;
     static final int H_STATUS = 8;
@@ -220,6 +220,7 @@ public final class Exchange {
     // ---------------------------------------------------------------- group of a round
 
     /** Starts describing a round's group: {@code g} members, this node at position {@code mp}. */
+    @Override
     public void group(int g, int mp) {
         this.g = g;
         this.mp = mp;
@@ -230,11 +231,13 @@ public final class Exchange {
     }
 
     /** Position {@code pos} is node {@code p}. */
+    @Override
     public void member(int pos, int p) {
         peer[pos] = p;
     }
 
     /** Send elements {@code [off, off+len)} of the buffer to position {@code pos}. */
+    @Override
     public void sendTo(int pos, int off, int len) {
         sendTo[pos] = true;
         sOff[pos] = off;
@@ -242,6 +245,7 @@ public final class Exchange {
     }
 
     /** Receive {@code len} elements from position {@code pos}, combined into (or copied to) elements {@code [off, off+len)}. */
+    @Override
     public void recvFrom(int pos, int off, int len) {
         recvFrom[pos] = true;
         rOff[pos] = off;
@@ -445,11 +449,11 @@ public final class Exchange {
 
     // ---------------------------------------------------------------- data rounds
 
-    private static int frags(int len, int fe) {
+    static int frags(int len, int fe) {
         return len <= 0 ? 0 : (len - 1) / fe + 1;
     }
 
-    private static int fragLen(int len, int f, int fe) {
+    static int fragLen(int len, int f, int fe) {
         return Math.min(fe, len - f * fe);
     }
 
@@ -460,6 +464,7 @@ public final class Exchange {
      * fragment f completed (they may read the same region); without it receives land directly in
      * the buffer at their offsets (the regions must not overlap the ones being sent).
      */
+    @Override
     public void dataRound(int round, ByteBuffer u, int uOff, DataType t, Op op, boolean combine) {
         final int size = t.size;
         final int fe = frag / size;
@@ -536,16 +541,26 @@ public final class Exchange {
      * a combining round every other member sends.
      */
     private void combineOrdered(ByteBuffer u, int at, int cnt, DataType t, Op op, int s, int in) {
+        combineOrdered(u, at, cnt, t, op, g, mp, scratch, slot, s, in);
+    }
+
+    /**
+     * The ordered reduction of a group of {@code g} with this node at position {@code mp}, the
+     * others' data in {@code scratch} at {@code (2 * pi + s) * slot + in} (pi: the position's index
+     * among the others): shared by the blocking rounds and {@link PostedRounds}, so both fold alike.
+     */
+    static void combineOrdered(ByteBuffer u, int at, int cnt, DataType t, Op op, int g, int mp, ByteBuffer scratch, int slot,
+            int s, int in) {
         if (mp == 0) {
             for (int pos = 1; pos < g; pos++) {
-                Reductions.combine(t, op, u, at, scratch, slotOff(pi(pos), s) + in, cnt);
+                Reductions.combine(t, op, u, at, scratch, (2 * (pos - 1) + s) * slot + in, cnt);
             }
             return;
         }
-        final int acc = slotOff(pi(0), s) + in;
+        final int acc = s * slot + in; // position 0 is index 0 among the others
         for (int pos = 1; pos < g; pos++) {
             ByteBuffer xb = pos == mp ? u : scratch;
-            int xo = pos == mp ? at : slotOff(pi(pos), s) + in;
+            int xo = pos == mp ? at : (2 * (pos < mp ? pos : pos - 1) + s) * slot + in;
             if (pos == g - 1) {
                 Reductions.combine(t, op, u, at, scratch, acc, xb, xo, cnt);
             } else {

@@ -35,61 +35,66 @@ public final class KnomialAllreduce {
 
     /** Spine form: {@code count * t.size <= x.fragBytes()}; {@code t} may be null with count 0 (a barrier). */
     public void runMerged(KnomialPattern p, ByteBuffer u, int off, int count, DataType t, Op op) {
-        walk(p, u, off, count, t, op, true);
+        walk(x, p, u, off, count, t, op, true); // the Exchange runs spine rounds itself
     }
 
     /** Data form, any count, pipelined by fragments; only after a spine that ended ok. */
     public void run(KnomialPattern p, ByteBuffer u, int off, int count, DataType t, Op op) {
-        walk(p, u, off, count, t, op, false);
+        walk(x, p, u, off, count, t, op, false);
+    }
+
+    /** The data form's rounds into {@code s} (a {@link Schedule} records them for {@link PostedRounds}). */
+    public void run(RoundSink s, KnomialPattern p, ByteBuffer u, int off, int count, DataType t, Op op) {
+        walk(s, p, u, off, count, t, op, false);
     }
 
     /** The pattern's rounds, each as a spine round ({@code merged}) or a data round. */
-    private void walk(KnomialPattern p, ByteBuffer u, int off, int count, DataType t, Op op, boolean merged) {
+    private void walk(RoundSink s, KnomialPattern p, ByteBuffer u, int off, int count, DataType t, Op op, boolean merged) {
         final int last = p.iterations + 1;
         if (p.role == KnomialPattern.EXTRA) {
-            x.group(2, 1);
-            x.member(0, p.partner);
-            x.sendTo(0, 0, count);
-            round(merged, 0, u, off, t, op, false, false);      // hand this node's data to the proxy
-            x.group(2, 1);
-            x.member(0, p.partner);
-            x.recvFrom(0, 0, count);
-            round(merged, last, u, off, t, op, true, false);    // adopt the proxy's result
+            s.group(2, 1);
+            s.member(0, p.partner);
+            s.sendTo(0, 0, count);
+            round(s, merged, 0, u, off, t, op, false, false);      // hand this node's data to the proxy
+            s.group(2, 1);
+            s.member(0, p.partner);
+            s.recvFrom(0, 0, count);
+            round(s, merged, last, u, off, t, op, true, false);    // adopt the proxy's result
             return;
         }
         if (p.role == KnomialPattern.PROXY) {
-            x.group(2, 0);
-            x.member(1, p.partner);
-            x.recvFrom(1, 0, count);
-            round(merged, 0, u, off, t, op, false, true);       // proxy (+) extra
+            s.group(2, 0);
+            s.member(1, p.partner);
+            s.recvFrom(1, 0, count);
+            round(s, merged, 0, u, off, t, op, false, true);       // proxy (+) extra
         }
         for (int i = 0; i < p.iterations; i++) {
             int g = p.groupSize(i);
             int mp = p.position(i);
-            x.group(g, mp);
+            s.group(g, mp);
             for (int pos = 0; pos < g; pos++) {
                 if (pos != mp) {
-                    x.member(pos, p.peer(i, pos));
-                    x.sendTo(pos, 0, count);
-                    x.recvFrom(pos, 0, count);
+                    s.member(pos, p.peer(i, pos));
+                    s.sendTo(pos, 0, count);
+                    s.recvFrom(pos, 0, count);
                 }
             }
-            round(merged, 1 + i, u, off, t, op, false, true);   // p0 (+) p1 (+) ... by group position
+            round(s, merged, 1 + i, u, off, t, op, false, true);   // p0 (+) p1 (+) ... by group position
         }
         if (p.role == KnomialPattern.PROXY) {
-            x.group(2, 0);
-            x.member(1, p.partner);
-            x.sendTo(1, 0, count);
-            round(merged, last, u, off, t, op, false, false);   // the result back to the extra
+            s.group(2, 0);
+            s.member(1, p.partner);
+            s.sendTo(1, 0, count);
+            round(s, merged, last, u, off, t, op, false, false);   // the result back to the extra
         }
     }
 
     /** {@code take} is the spine's fold-out flag, {@code combine} the data round's (a spine round always merges). */
-    private void round(boolean merged, int r, ByteBuffer u, int off, DataType t, Op op, boolean take, boolean combine) {
+    private void round(RoundSink s, boolean merged, int r, ByteBuffer u, int off, DataType t, Op op, boolean take, boolean combine) {
         if (merged) {
-            x.spineRound(r, u, off, t, op, take);
+            x.spineRound(r, u, off, t, op, take); // merged runs on the Exchange itself (s == x)
         } else {
-            x.dataRound(r, u, off, t, op, combine);
+            s.dataRound(r, u, off, t, op, combine);
         }
     }
 }

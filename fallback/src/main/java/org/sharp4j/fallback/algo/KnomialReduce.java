@@ -32,6 +32,11 @@ public final class KnomialReduce {
 
     /** Tree reduce of {@code count} elements to {@code root}; {@code me} and {@code root} are node indices of a team of n. */
     public void run(int n, int k, int me, int root, ByteBuffer u, int off, int count, DataType t, Op op) {
+        run(x, n, k, me, root, u, off, count, t, op);
+    }
+
+    /** The same rounds into {@code x} (run now by an Exchange, or recorded by a {@link Schedule}). */
+    public void run(RoundSink x, int n, int k, int me, int root, ByteBuffer u, int off, int count, DataType t, Op op) {
         final int v = Math.floorMod(me - root, n);
         int level = 0;
         for (long step = 1; step < n; step *= k, level++) {

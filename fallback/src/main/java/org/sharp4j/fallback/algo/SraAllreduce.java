@@ -74,12 +74,12 @@ public final class SraAllreduce {
         lo[0] = 0;
         len[0] = count;
         for (int i = 0; i < L; i++) {
-            scatterGroup(p, i);
+            scatterGroup(x, p, i);
             x.spineRound(1 + i, u, off, t, op, false);
         }
         if (x.ok()) {
             for (int i = L - 1; i >= 0; i--) {
-                gatherGroup(p, i);
+                gatherGroup(x, p, i);
                 x.dataRound(L + 1 + (L - 1 - i), u, off, t, op, false);
             }
         }
@@ -93,6 +93,11 @@ public final class SraAllreduce {
 
     /** Data form, any count, pipelined; only after a spine that ended ok. */
     public void run(KnomialPattern p, ByteBuffer u, int off, int count, DataType t, Op op) {
+        run(x, p, u, off, count, t, op);
+    }
+
+    /** The data form's rounds into {@code x} (run now by an Exchange, or recorded by a {@link Schedule}). */
+    public void run(RoundSink x, KnomialPattern p, ByteBuffer u, int off, int count, DataType t, Op op) {
         final int L = p.iterations;
         if (p.role == KnomialPattern.EXTRA) {
             x.group(2, 1);
@@ -114,11 +119,11 @@ public final class SraAllreduce {
         lo[0] = 0;
         len[0] = count;
         for (int i = 0; i < L; i++) {
-            scatterGroup(p, i);
+            scatterGroup(x, p, i);
             x.dataRound(1 + i, u, off, t, op, true);
         }
         for (int i = L - 1; i >= 0; i--) {
-            gatherGroup(p, i);
+            gatherGroup(x, p, i);
             x.dataRound(L + 1 + (L - 1 - i), u, off, t, op, false);
         }
         if (p.role == KnomialPattern.PROXY) {
@@ -130,7 +135,7 @@ public final class SraAllreduce {
     }
 
     /** Reduce-scatter iteration i: block b to position b, block m from everyone; level i+1 = block m. */
-    private void scatterGroup(KnomialPattern p, int i) {
+    private void scatterGroup(RoundSink x, KnomialPattern p, int i) {
         int g = p.groupSize(i);
         int mp = p.position(i);
         int l = lo[i];
@@ -148,7 +153,7 @@ public final class SraAllreduce {
     }
 
     /** Allgather iteration i: my block of level i to everyone, their blocks into place. */
-    private void gatherGroup(KnomialPattern p, int i) {
+    private void gatherGroup(RoundSink x, KnomialPattern p, int i) {
         int g = p.groupSize(i);
         int mp = p.position(i);
         int l = lo[i];
