@@ -514,17 +514,17 @@ public final class LogPlot {
             gc.draw(new Line2D.Double(x, plotTop, x, plotBottom));
             gc.setFont(tickFont);
             gc.setStroke(thin);
-            int row = 0;
-            while (row < rowEnds.size() && rowEnds.get(row) > x) {
-                row++;
+            int labelRow = 0;
+            while (labelRow < rowEnds.size() && rowEnds.get(labelRow) > x) {
+                labelRow++;
             }
             double end = x + 4 + gc.getFontMetrics().stringWidth(v.label) + 6;
-            if (row == rowEnds.size()) {
+            if (labelRow == rowEnds.size()) {
                 rowEnds.add(end);
             } else {
-                rowEnds.set(row, end);
+                rowEnds.set(labelRow, end);
             }
-            gc.drawString(v.label, (float) x + 4, plotTop + tm.getAscent() + 4 + row * (tm.getHeight() + 2));
+            gc.drawString(v.label, (float) x + 4, plotTop + tm.getAscent() + 4 + labelRow * (tm.getHeight() + 2));
         }
         for (Line l : lines) {
             Stroke s = l.dashed ? new BasicStroke(2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_ROUND, 10f, new float[] {8f, 5f}, 0f)
