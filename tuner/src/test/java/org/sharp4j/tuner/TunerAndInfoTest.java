@@ -236,8 +236,11 @@ class TunerAndInfoTest {
                 o, Set.of(), sink);
         assertEquals(2, res.nodes);
         assertEquals(2, res.ppn);
-        // tree:radix=2, tiled and pipelined at 64 B and 32 KiB, exchange at 64 B
-        assertEquals(7, res.measurements.size(), res.measurements.toString());
+        // tree:radix=2 and tiled at 64 B and 32 KiB, exchange at 64 B; not pipelined (one node only)
+        assertEquals(5, res.measurements.size(), res.measurements.toString());
+        assertTrue(res.measurements.stream().noneMatch(m -> m.candidate().equals("pipelined") || m.candidate().equals("direct")),
+                res.measurements.toString());
+        assertTrue(res.notes.stream().anyMatch(x -> x.contains("pipelined algorithm (one node only) are not candidates")), res.notes.toString());
         assertTrue(res.measurements.stream().allMatch(m -> m.layer().equals("intra") && m.nodes() == 2 && m.ppn() == 2 && m.passes() == 2),
                 res.measurements.toString());
     }
