@@ -465,8 +465,8 @@ final class CommState {
     }
 
     /** Undoes {@link #quiet}: the counters and marks as they were, and no buffer of the warm-up remembered. */
-    void loud(Object quiet) {
-        long[] saved = (long[]) quiet;
+    void loud(Object marks) {
+        long[] saved = (long[]) marks;
         System.arraycopy(saved, 0, routed, 0, routed.length);
         seenLo = saved[routed.length];
         seenHi = saved[routed.length + 1];
