@@ -15,6 +15,7 @@ import org.sharp4j.fallback.algo.KnomialReduce;
 import org.sharp4j.fallback.algo.PostedRounds;
 import org.sharp4j.fallback.algo.RoundSink;
 import org.sharp4j.fallback.algo.SraAllreduce;
+import org.sharp4j.fallback.algo.SraReduce;
 import org.sharp4j.fallback.transport.Transport;
 import org.sharp4j.shm.Waiter;
 import org.sharp4j.spi.RecoverableStep;
@@ -28,8 +29,8 @@ import org.sharp4j.tuning.CompiledTable;
  *
  * <h2>Per call</h2>
  * The algorithm and radix come from the {@link CompiledTable} for {@code (collective,
- * count * type size)}: KNOMIAL (recursive k-ing) or SRA for allreduce, KNOMIAL (tree) or SRA for
- * reduce; SHARP, which reaches the host path only when the offload fell back, runs KNOMIAL with
+ * count * type size)}: KNOMIAL (recursive k-ing) or SRA for allreduce, KNOMIAL (tree) or SRA
+ * (scatter-reduce-gather: {@link SraReduce}) for reduce; SHARP, which reaches the host path only when the offload fell back, runs KNOMIAL with
  * {@link CompiledTable#DEFAULT_KNOMIAL_RADIX}. The radix is clamped to [2, min(8, n)]. The choice
  * depends only on the arguments, so leaders that agree on the call agree on the algorithm.
  *
@@ -297,6 +298,7 @@ public final class HostStep implements RecoverableStep {
         final KnomialAllreduce knomial;
         final SraAllreduce sra;
         final KnomialReduce tree;
+        final SraReduce sraReduce;
         final KnomialBarrier barrier;
 
         Runner(Exchange x) {
@@ -304,6 +306,7 @@ public final class HostStep implements RecoverableStep {
             this.knomial = new KnomialAllreduce(x);
             this.sra = new SraAllreduce(x);
             this.tree = new KnomialReduce(x);
+            this.sraReduce = new SraReduce();
             this.barrier = new KnomialBarrier(x);
         }
 
@@ -357,7 +360,9 @@ public final class HostStep implements RecoverableStep {
         void dataRounds(RoundSink s, Collective c, Algorithm a, int k, ByteBuffer buf, int off, int count, DataType t, Op op,
                 int rootNode) {
             final KnomialPattern p = patterns[k];
-            if (a == Algorithm.SRA) {
+            if (a == Algorithm.SRA && c == Collective.REDUCE) {
+                sraReduce.run(s, p, rootNode, buf, off, count, t, op); // the allreduce's bits at the root
+            } else if (a == Algorithm.SRA) {
                 sra.run(s, p, buf, off, count, t, op);
             } else if (c == Collective.REDUCE && !merged(k, (long) count * t.size)) {
                 tree.run(s, n, k, me, rootNode, buf, off, count, t, op);

@@ -163,7 +163,32 @@ class KnomialAlgorithmsTest {
     }
 
     static String rules(String alg, int k) {
-        return "allreduce:0-inf:" + alg + ":radix=" + k + "#reduce:0-inf:knomial:radix=" + k + "#barrier:0-inf:knomial:radix=" + k;
+        return rules(alg, "knomial", k);
+    }
+
+    static String rules(String alg, String reduceAlg, int k) {
+        return "allreduce:0-inf:" + alg + ":radix=" + k + "#reduce:0-inf:" + reduceAlg + ":radix=" + k + "#barrier:0-inf:knomial:radix=" + k;
+    }
+
+    /**
+     * Reduce by scatter-reduce-gather ({@code SraReduce}) to every root on 1..8 nodes, every radix
+     * (roots that are extras, proxies and base ranks; partial last iterations), merged with the spine
+     * up to one fragment and on data rounds above, with and without the spine's radix.
+     */
+    @Test
+    void sraReduceToEveryRootOnOneToEightNodes() {
+        for (int n = 1; n <= 8; n++) {
+            for (int k : RADIXES) {
+                if (k > Math.max(2, n) && k != 8) {
+                    continue;
+                }
+                runProgram(n, Team.table(rules("sra", "sra", k), n), SMALL_FRAG, fullProgram(n));
+                if (n >= 3) {
+                    String r = "allreduce:0-1:knomial:radix=2#allreduce:1-inf:knomial:radix=" + k + "#reduce:0-inf:sra:radix=" + k;
+                    runProgram(n, Team.table(r, n), SMALL_FRAG, shortProgram(n));
+                }
+            }
+        }
     }
 
     @Test
@@ -215,7 +240,7 @@ class KnomialAlgorithmsTest {
                     if (alg.equals("sra")) {
                         cs.add(new Case(Collective.REDUCE, DataType.DOUBLE, Op.SUM, count, n - 1, 78));
                     }
-                    runProgram(n, Team.table(rules(alg, k), n), HostStep.DEFAULT_FRAG_BYTES, cs);
+                    runProgram(n, Team.table(rules(alg, alg, k), n), HostStep.DEFAULT_FRAG_BYTES, cs);
                 }
             }
         }
@@ -265,6 +290,61 @@ class KnomialAlgorithmsTest {
                                 assertEquals(want, got[j][node][i], "n=" + n + " k=" + k + " " + alg + " count " + counts[j]
                                         + " node " + node + " element " + i);
                             }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * The scatter-reduce-gather Reduce gives its root the allreduce's documented bracketing, bit for
+     * bit, for every root (extras, proxies, base ranks), merged (20 elements) and on data rounds
+     * (1000 elements in 256-byte fragments).
+     */
+    @Test
+    void sraReduceGivesEveryRootTheDocumentedBracketing() {
+        int[] counts = {20, 1000};
+        for (int n = 2; n <= 8; n++) {
+            for (int k : RADIXES) {
+                if (k > n && k != 8) {
+                    continue;
+                }
+                int kk = Math.min(k, n);
+                final int nn = n;
+                long[][][] got = new long[n][counts.length][];
+                MemTransport.Mesh mesh = MemTransport.Mesh.of(n);
+                CompiledTable table = Team.table(rules("sra", "sra", k), n);
+                Team.runOk(n, 60_000, node -> {
+                    try (HostStep step = new HostStep(mesh.end(node), table, Team.waiter(30_000_000_000L, null, node), "t",
+                            SMALL_FRAG)) {
+                        for (int root = 0; root < nn; root++) {
+                            for (int j = 0; j < counts.length; j++) {
+                                int count = counts[j];
+                                ByteBuffer b = ByteBuffer.allocateDirect(count * 8).order(ByteOrder.nativeOrder());
+                                for (int i = 0; i < count; i++) {
+                                    b.putDouble(i * 8, randomDouble(node, i));
+                                }
+                                CallStatus st = new CallStatus();
+                                step.reduce(b, 0, count, DataType.DOUBLE, Op.SUM, root,
+                                        Desc.make(Collective.REDUCE, DataType.DOUBLE, Op.SUM, root, count), st);
+                                assertTrue(st.ok());
+                                if (node == root) {
+                                    long[] bits = new long[count];
+                                    for (int i = 0; i < count; i++) {
+                                        bits[i] = Double.doubleToRawLongBits(b.getDouble(i * 8));
+                                    }
+                                    got[root][j] = bits;
+                                }
+                            }
+                        }
+                    }
+                });
+                for (int root = 0; root < n; root++) {
+                    for (int j = 0; j < counts.length; j++) {
+                        for (int i = 0; i < counts[j]; i++) {
+                            assertEquals(Double.doubleToRawLongBits(bracketed(nn, kk, i)), got[root][j][i],
+                                    "n=" + n + " k=" + k + " root " + root + " count " + counts[j] + " element " + i);
                         }
                     }
                 }

@@ -132,6 +132,20 @@ public final class KnomialPattern {
         return realRank(base(i) + pos * rp[i]);
     }
 
+    /**
+     * Whether loop rank {@code other} has this rank's digits from iteration i up: {@code
+     * floor(lr / k^i) == floor(other / k^i)}, i.e. both sit in the same block of {@code k^i} loop
+     * ranks, which the iterations below i combine (at i = L: every loop rank).
+     */
+    public boolean sameDigitsFrom(int i, int other) {
+        return loopRank / rp[i] == other / rp[i];
+    }
+
+    /** The position loop rank {@code other} has in its group of iteration i: {@code floor(other / k^i) mod k}. */
+    public int positionOf(int i, int other) {
+        return (other / rp[i]) % k;
+    }
+
     @Override
     public String toString() {
         return "k-nomial(n=" + n + ", k=" + k + ", full=" + full + ", n_extra=" + nExtra + ", L=" + iterations + ")";

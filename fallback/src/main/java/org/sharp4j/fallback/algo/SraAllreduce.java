@@ -74,7 +74,7 @@ public final class SraAllreduce {
         lo[0] = 0;
         len[0] = count;
         for (int i = 0; i < L; i++) {
-            scatterGroup(x, p, i);
+            scatterGroup(x, p, i, lo, len);
             x.spineRound(1 + i, u, off, t, op, false);
         }
         if (x.ok()) {
@@ -99,28 +99,13 @@ public final class SraAllreduce {
     /** The data form's rounds into {@code x} (run now by an Exchange, or recorded by a {@link Schedule}). */
     public void run(RoundSink x, KnomialPattern p, ByteBuffer u, int off, int count, DataType t, Op op) {
         final int L = p.iterations;
+        foldInAndScatter(x, p, u, off, count, t, op, lo, len);
         if (p.role == KnomialPattern.EXTRA) {
-            x.group(2, 1);
-            x.member(0, p.partner);
-            x.sendTo(0, 0, count);
-            x.dataRound(0, u, off, t, op, false);
             x.group(2, 1);
             x.member(0, p.partner);
             x.recvFrom(0, 0, count);
             x.dataRound(2 * L + 1, u, off, t, op, false);
             return;
-        }
-        if (p.role == KnomialPattern.PROXY) {
-            x.group(2, 0);
-            x.member(1, p.partner);
-            x.recvFrom(1, 0, count);
-            x.dataRound(0, u, off, t, op, true);
-        }
-        lo[0] = 0;
-        len[0] = count;
-        for (int i = 0; i < L; i++) {
-            scatterGroup(x, p, i);
-            x.dataRound(1 + i, u, off, t, op, true);
         }
         for (int i = L - 1; i >= 0; i--) {
             gatherGroup(x, p, i);
@@ -134,8 +119,40 @@ public final class SraAllreduce {
         }
     }
 
-    /** Reduce-scatter iteration i: block b to position b, block m from everyone; level i+1 = block m. */
-    private void scatterGroup(RoundSink x, KnomialPattern p, int i) {
+    /**
+     * Steps 1 and 2 on data rounds (rounds 0..L): an extra sends its vector to its proxy and is done
+     * here; a proxy folds its extra's vector in ({@code proxy op extra}); then every non-extra runs
+     * the L reduce-scatter iterations, after which {@code lo[L], len[L]} is its fully reduced block.
+     * {@link SraReduce} runs the same rounds, so its root's bits are the allreduce's.
+     */
+    static void foldInAndScatter(RoundSink x, KnomialPattern p, ByteBuffer u, int off, int count, DataType t, Op op, int[] lo,
+            int[] len) {
+        if (p.role == KnomialPattern.EXTRA) {
+            x.group(2, 1);
+            x.member(0, p.partner);
+            x.sendTo(0, 0, count);
+            x.dataRound(0, u, off, t, op, false);
+            return;
+        }
+        if (p.role == KnomialPattern.PROXY) {
+            x.group(2, 0);
+            x.member(1, p.partner);
+            x.recvFrom(1, 0, count);
+            x.dataRound(0, u, off, t, op, true);
+        }
+        lo[0] = 0;
+        len[0] = count;
+        for (int i = 0; i < p.iterations; i++) {
+            scatterGroup(x, p, i, lo, len);
+            x.dataRound(1 + i, u, off, t, op, true);
+        }
+    }
+
+    /**
+     * Reduce-scatter iteration i: block b to position b, block m from everyone; level i+1 = block m
+     * ({@code lo}, {@code len}: the caller's ranges per level; {@link SraReduce} runs the same rounds).
+     */
+    static void scatterGroup(RoundSink x, KnomialPattern p, int i, int[] lo, int[] len) {
         int g = p.groupSize(i);
         int mp = p.position(i);
         int l = lo[i];
