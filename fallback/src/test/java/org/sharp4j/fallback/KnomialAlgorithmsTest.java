@@ -275,11 +275,7 @@ class KnomialAlgorithmsTest {
                                 step.allreduce(b, 0, count, DataType.DOUBLE, Op.SUM,
                                         Desc.make(Collective.ALLREDUCE, DataType.DOUBLE, Op.SUM, 0, count), st);
                                 assertTrue(st.ok());
-                                long[] bits = new long[count];
-                                for (int i = 0; i < count; i++) {
-                                    bits[i] = Double.doubleToRawLongBits(b.getDouble(i * 8));
-                                }
-                                got[j][node] = bits;
+                                got[j][node] = doubleBits(b, count);
                             }
                         }
                     });
@@ -330,11 +326,7 @@ class KnomialAlgorithmsTest {
                                         Desc.make(Collective.REDUCE, DataType.DOUBLE, Op.SUM, root, count), st);
                                 assertTrue(st.ok());
                                 if (node == root) {
-                                    long[] bits = new long[count];
-                                    for (int i = 0; i < count; i++) {
-                                        bits[i] = Double.doubleToRawLongBits(b.getDouble(i * 8));
-                                    }
-                                    got[root][j] = bits;
+                                    got[root][j] = doubleBits(b, count);
                                 }
                             }
                         }
@@ -350,6 +342,14 @@ class KnomialAlgorithmsTest {
                 }
             }
         }
+    }
+
+    static long[] doubleBits(ByteBuffer b, int count) {
+        long[] bits = new long[count];
+        for (int i = 0; i < count; i++) {
+            bits[i] = Double.doubleToRawLongBits(b.getDouble(i * 8));
+        }
+        return bits;
     }
 
     static double randomDouble(int node, int i) {
