@@ -80,16 +80,22 @@ public final class OsuDirect {
         Object sb = typed ? view(send, typeName) : arrays ? array(send, typeName) : send;
         Object rb = typed ? view(recv, typeName) : arrays ? array(recv, typeName) : recv;
         double[] t = new double[Math.max(iters, first)];
+        long[] starts = new long[t.length]; // each call's start, for -Dosudirect.stalls
 
         w.barrier(); // the communicator's first collective (with the agent: sharp4j's set-up)
+        if (STALL_US > 0) {
+            System.err.printf("rank %d: timed calls start at uptime %d ms%n", rank, java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime());
+        }
         // the first calls after set-up, none skipped
         int c0 = min / es;
         for (int i = 0; i < first; i++) {
             long t0 = System.nanoTime();
             call(w, reduce, sb, rb, c0, type);
             t[i] = (System.nanoTime() - t0) / 1e3;
+            starts[i] = t0;
         }
         check(result(rb, recv, typeName), typeName, c0, rank, reduce, size);
+        stalls(rank, 0, min, t, starts, first);
         double firstMean = mean(t, first, w);
         double firstP50 = median(t, first);
         if (rank == 0) {
@@ -112,8 +118,10 @@ public final class OsuDirect {
                     long t0 = System.nanoTime();
                     call(w, reduce, sb, rb, count, type);
                     t[i] = (System.nanoTime() - t0) / 1e3;
+                    starts[i] = t0;
                 }
                 double perCall = (allocated() - a0) / (double) iters;
+                stalls(rank, pass, bytes, t, starts, iters);
                 check(result(rb, recv, typeName), typeName, count, rank, reduce, size);
                 double avg = mean(t, iters, w);
                 double[] sorted = Arrays.copyOf(t, iters);
@@ -126,6 +134,34 @@ public final class OsuDirect {
             }
         }
         MPI.Finalize();
+    }
+
+    /**
+     * With -Dosudirect.stalls=US (diagnostics): the uptime at which the timed calls start, then per table row every
+     * call of this rank slower than US microseconds (index, microseconds, JVM uptime at its start) on stderr, to set
+     * against -XX:+PrintCompilation or LogCompilation timestamps.
+     */
+    private static final double STALL_US = Double.parseDouble(System.getProperty("osudirect.stalls", "0"));
+
+    private static void stalls(int rank, int pass, int bytes, double[] t, long[] starts, int n) {
+        if (STALL_US <= 0) {
+            return;
+        }
+        StringBuilder b = new StringBuilder();
+        int k = 0;
+        double sum = 0;
+        for (int i = 0; i < n; i++) {
+            if (t[i] > STALL_US) {
+                k++;
+                sum += t[i];
+                if (k <= 12) {
+                    b.append(String.format(" #%d:%.0f@%dms", i, t[i], (starts[i] - System.nanoTime()) / 1_000_000 + java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime()));
+                }
+            }
+        }
+        if (k > 0) {
+            System.err.printf("stalls rank %d pass %d size %d: %d calls > %.0f us, %.0f us in all:%s%n", rank, pass, bytes, k, STALL_US, sum, b);
+        }
     }
 
     private static void call(Intracomm w, boolean reduce, Object s, Object r, int count, Datatype type) throws MPIException {

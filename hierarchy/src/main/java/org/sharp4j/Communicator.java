@@ -66,17 +66,35 @@ public final class Communicator implements AutoCloseable {
      */
     static final int[] HEAT_MID_BYTES = {64, 128, 256, 512, 1024, 2048, 4096};
 
-    /** Small calls per collective that get the hot path compiled by C2 (its thresholds are ~5,000 invocations). */
-    static final int HEAT_CALLS = 6_000;
+    /**
+     * Small calls per collective in a phase of the heating, which runs in phases until the hot path is
+     * compiled by C2. Its thresholds count about
+     * 5,000 invocations of each method after C1's profiling version is in (Tier4InvocationThreshold),
+     * and every path needs them: the exchange past the inline area and the tree (the mid sizes, half
+     * of the calls) too. With 6,000 calls, a fifth of them mid sizes, the tree, the exchange's
+     * general path and the kernels stayed in C1 code and C2 compiled them during the program's first
+     * rows, on the core its rank runs on: 4 ms per call while it did, for 40-150 ms (PrintCompilation
+     * against OsuDirect's timed start: 13-15 C2 compiles of sharp4j methods after it, TreeAlgorithm.run
+     * at the 512 B row).
+     */
+    static final int HEAT_PHASE_CALLS = 4_000;
+    /** Phases at most: another runs only while the last one still made this JVM's JIT compile (on any rank). */
+    static final int HEAT_PHASES = 3;
+    /** Rounds of {@link org.sharp4j.coll.Reductions#heatKernels} at the start and after each phase. */
+    static final int HEAT_KERNEL_ROUNDS = 40;
     /**
      * Rank 0 stops the heating after this long (oversubscribed ranks pay microseconds per call).
      * C2's thresholds count calls, not time: at 300 ms the heating stopped after 2,000-2,500 of
      * its 6,000 rounds even on a quiet machine (the compiler threads share each bound rank's CPU),
      * and under load after 1,000-2,000, so the exchange was compiled (with a profile skewed to the
      * program's first calls) during the program (LogCompilation: profile_predicate traps in the
-     * inline fold at an OSU table's second row, 2 ms calls).
+     * inline fold at an OSU table's second row, 2 ms calls). The JIT settles between phases do not
+     * count. Measured on this 2-core VM, 2 ranks: phase 1 (4,000 calls) 1.4 s with 0.7-0.8 s of
+     * compilation, phases 2 and 3 0.35-0.45 s each (0.2-0.3 s of compilation), a fourth compiled
+     * 5-9 ms: 3 phases, about 2.2 s once per JVM, where one phase cut at 1 s left the tree and the
+     * kernels to the program's first rows.
      */
-    private static final long HEAT_BUDGET_NANOS = 1_000_000_000L;
+    private static final long HEAT_BUDGET_NANOS = 2_500_000_000L;
 
     /**
      * After the engine's warm-up profiled every path, runs the small-message path (Allreduce,
@@ -91,7 +109,7 @@ public final class Communicator implements AutoCloseable {
      *
      * <p>The calls cycle through every valid type x op; arrays, in-place arrays and direct
      * buffers; 1 element, the inline area's last element count and the first count past it, and
-     * every fifth time one of {@link #HEAT_MID_BYTES}. C2
+     * half of the time one of {@link #HEAT_MID_BYTES}. C2
      * compiles from the profile these calls leave, and a branch never taken in it is compiled as
      * a trap: heated with DOUBLE SUM only, the first DOUBLE MAX of a program (the OSU harness's
      * statistics) threw the compiled collective, its fold and the kernels away mid-benchmark
@@ -100,13 +118,17 @@ public final class Communicator implements AutoCloseable {
      * 32 B averaged 20-30 us against a P50 of 0.3, P99 2 ms.
      */
     private int heat() {
-        long[] flag = {Engine.heatedInThisJvm() ? 0 : 1};
-        long[] agreed = new long[1];
-        allreduce(flag, agreed, Op.MAX);
+        long[] flag = {Engine.heatedInThisJvm() ? 0 : 1, 0};
+        long[] agreed = new long[2];
+        allreduce(flag, 0, agreed, 0, 1, Op.MAX);
         if (agreed[0] == 0) {
             return 0;
         }
         long t0 = System.nanoTime();
+        long slept = 0; // in the JIT settles between phases: not counted against the budget
+        int phase = 0;
+        org.sharp4j.coll.Reductions.heatKernels(HEAT_KERNEL_ROUNDS);
+        long compiledAtPhaseStart = org.sharp4j.coll.JitIdle.compiledMillis();
         DataType[] types = DataType.values();
         Op[] ops = Op.values();
         int maxCount = HEAT_MID_BYTES[HEAT_MID_BYTES.length - 1] / 4; // the largest mid-size call, in 4-byte elements
@@ -124,16 +146,17 @@ public final class Communicator implements AutoCloseable {
         int size = size();
         int calls = 0;
         int k = 0;
-        while (calls < HEAT_CALLS) {
+        while (true) {
             for (int i = 0; i < 500; i++, k++) {
                 DataType t = types[k % types.length];
                 Op op = ops[(k / types.length) % ops.length];
                 if (!op.validFor(t)) {
                     op = Op.SUM;
                 }
-                int shape = (k / combos) % 5; // 0, 1: one element; 2: the inline area full; 3: just past it; 4: mid sizes
+                // 0, 1: one element; 2: the inline area full; 3: just past it; 4-7: the mid sizes in turn
+                int shape = (k / combos) % 8;
                 int n = shape < 2 ? 1 : shape < 4 ? org.sharp4j.coll.ShmLevel.INLINE_BYTES / t.size + (shape - 2)
-                        : HEAT_MID_BYTES[(k / (combos * 5)) % HEAT_MID_BYTES.length] / t.size;
+                        : HEAT_MID_BYTES[((k / (combos * 8)) * 4 + shape - 4) % HEAT_MID_BYTES.length] / t.size;
                 int form = (k + k / combos) % 3; // 0: arrays, 1: in place, 2: direct buffers
                 int root = k % size;
                 if (form == 2) {
@@ -190,9 +213,24 @@ public final class Communicator implements AutoCloseable {
                 // (LogCompilation: unstable_if at awaitSlow's probe test during an OSU table).
                 engine.waiter().exerciseSlowPath(rank());
             }
-            flag[0] = rank() == 0 && System.nanoTime() - t0 > HEAT_BUDGET_NANOS ? 1 : 0;
-            allreduce(flag, agreed, Op.MAX);
-            if (agreed[0] != 0) {
+            boolean phaseEnds = calls % HEAT_PHASE_CALLS == 0;
+            flag[1] = 0;
+            if (phaseEnds) {
+                // Let the JIT work off its queue (sleeping: its threads share this rank's core), then heat
+                // again if this phase still made it compile: C2 raises its thresholds while its queue is long,
+                // so the paths a phase ran may pass them only in the next (measured: the routed path and the
+                // tree were compiled at the program's first rows after one long phase).
+                org.sharp4j.coll.Reductions.heatKernels(HEAT_KERNEL_ROUNDS);
+                long s0 = System.nanoTime();
+                org.sharp4j.coll.JitIdle.await(1_000, 30);
+                slept += System.nanoTime() - s0;
+                long compiled = org.sharp4j.coll.JitIdle.compiledMillis();
+                flag[1] = ++phase < HEAT_PHASES && compiled != compiledAtPhaseStart ? 1 : 0;
+                compiledAtPhaseStart = compiled;
+            }
+            flag[0] = rank() == 0 && System.nanoTime() - t0 - slept > HEAT_BUDGET_NANOS ? 1 : 0;
+            allreduce(flag, 0, agreed, 0, 2, Op.MAX); // the same outcome on every rank
+            if (agreed[0] != 0 || phaseEnds && agreed[1] == 0) {
                 break;
             }
         }

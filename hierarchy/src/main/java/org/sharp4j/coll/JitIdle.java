@@ -17,6 +17,16 @@ public final class JitIdle {
     }
 
     /**
+     * This JVM's total JIT compilation time so far in milliseconds, or -1 where the JVM does not
+     * monitor it: a warm-up compares it before and after a block of calls to learn whether the
+     * block still made the JIT compile (then the paths it ran are not all in C2 code yet).
+     */
+    public static long compiledMillis() {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        return jit == null || !jit.isCompilationTimeMonitoringSupported() ? -1 : jit.getTotalCompilationTime();
+    }
+
+    /**
      * Sleeps until the JIT's total compilation time has not grown for {@code quietMs} (no
      * compilation ended in that spell), or {@code maxMs} passed; returns the milliseconds slept.
      * Returns at once where the JVM does not monitor compilation time. An interrupt ends the wait

@@ -60,6 +60,41 @@ public final class Reductions {
     static final VarHandle F = MethodHandles.byteBufferViewVarHandle(float[].class, ByteOrder.nativeOrder());
     static final VarHandle D = MethodHandles.byteBufferViewVarHandle(double[].class, ByteOrder.nativeOrder());
 
+    /**
+     * Runs the kernels' entry points ({@link #combine} in its forms, {@link #combineAll} over three
+     * inputs) on private direct buffers, every type x valid op, at one and two staged blocks
+     * ({@link Staging#MIN_BYTES}, twice that), {@code rounds} times: local, no peer involved. For the
+     * engine's heating, so that C2 compiles the kernels from a profile with every type and op before
+     * the program's first long call. The collectives alone reach them too rarely: a program's first
+     * 2 KiB FLOAT row compiled {@code foldFloat} and {@code stagedFloat} while it ran (PrintCompilation
+     * against OsuDirect's timed start), on the core its rank runs on.
+     */
+    public static void heatKernels(int rounds) {
+        final int max = 2 * Staging.MIN_BYTES;
+        ByteBuffer a = ByteBuffer.allocateDirect(max).order(ByteOrder.nativeOrder());
+        ByteBuffer b = ByteBuffer.allocateDirect(max).order(ByteOrder.nativeOrder());
+        ByteBuffer c = ByteBuffer.allocateDirect(max).order(ByteOrder.nativeOrder());
+        ByteBuffer d = ByteBuffer.allocateDirect(max).order(ByteOrder.nativeOrder());
+        ByteBuffer[] x = {a, b, c};
+        int[] xOff = {0, 0, 0};
+        DataType[] types = DataType.values();
+        Op[] ops = Op.values();
+        for (int r = 0; r < rounds; r++) {
+            for (DataType t : types) {
+                for (Op op : ops) {
+                    if (!op.validFor(t)) {
+                        continue;
+                    }
+                    int n = ((r & 1) == 0 ? Staging.MIN_BYTES : max) / t.size;
+                    combine(t, op, d, 0, a, 0, b, 0, n);
+                    combine(t, op, d, 0, b, 0, n);
+                    combine(t, op, d, 0, c, 0, a, 0, b, 0, n);
+                    combineAll(t, op, d, 0, null, 0, x, xOff, 3, n);
+                }
+            }
+        }
+    }
+
     /** {@code dst = dst op src} over {@code count} elements of {@code type}. */
     public static void combine(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer src, int sOff, int count) {
         combine(type, op, dst, dOff, dst, dOff, src, sOff, count);

@@ -306,6 +306,17 @@ class ReductionsTest {
         }
     }
 
+    /**
+     * The engine's heating runs every kernel entry on its own scratch buffers in this thread: the
+     * kernels must still give the reference bits afterwards (a heating that left the thread's
+     * staging arrays or segment cache in a state the next fold trusts would show here).
+     */
+    @Test
+    void kernelsGiveTheReferenceAfterTheHeating() {
+        Reductions.heatKernels(3);
+        check(Reductions::combine, true);
+    }
+
     @Test
     void publicEntryMatchesTheReference() {
         check(Reductions::combine, true);

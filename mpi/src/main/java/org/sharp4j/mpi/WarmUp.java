@@ -1,5 +1,8 @@
 package org.sharp4j.mpi;
 
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.DoubleBuffer;
@@ -27,11 +30,21 @@ import mpi.MPIException;
  * afterwards and its buffer duplicates forgotten. {@code sharp4j.warmup=0} turns it off with the
  * engine's; otherwise it makes {@value #CALLS_PER_ROUND} iterations of its loop per engine round, then sleeps
  * while the JIT compiles what they queued (at most {@value #JIT_WAIT_MAX_MS} ms: until no compilation ended for
- * {@value #JIT_QUIET_MS} ms), so that the program's first calls do not compete with the compiler for the cores.
+ * {@value #JIT_QUIET_MS} ms), so that the program's first calls do not compete with the compiler for the cores;
+ * and again, up to {@value #BLOCKS} blocks, while a block still made the JIT compile.
  */
 final class WarmUp {
-    /** Iterations of the loop below per {@code sharp4j.warmup} round (16 by default: 1,024 iterations, about 7,000 calls). */
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(MpiRouter.class);
+    /** Iterations of the loop below per {@code sharp4j.warmup} round in a block (16 rounds by default: 1,024 iterations, about 7,000 calls). */
     static final int CALLS_PER_ROUND = 64;
+    /**
+     * Blocks at most. A block follows the last only if that one still made the JIT compile (on any rank): the
+     * routed entry points ({@code mpi.Comm.allReduce} with its advice, {@code MpiRouter}, {@code CommState},
+     * {@code Forms}) must pass C2's thresholds (about 5,000 invocations after C1's profiling version, more while
+     * C2's queue is long). After one block they stayed in C1 code and C2 compiled them during the program's first
+     * calls, on the core the rank runs on (CommState.allReduce: 45 ms), its peer waiting 4 ms per call meanwhile.
+     */
+    static final int BLOCKS = 4;
     /** After the calls, how long at most to leave the cores to the JIT compiler, and the quiet spell that ends it sooner. */
     static final long JIT_WAIT_MAX_MS = 1000;
     static final long JIT_QUIET_MS = 40;
@@ -51,11 +64,24 @@ final class WarmUp {
         }
         Object quiet = s.quiet();
         try {
-            loop(s, rounds * CALLS_PER_ROUND);
-            // The calls above queued compilations; on a saturated machine the compiler threads would then compete with
-            // the program's first calls (a rank compiling while its peer waits for it). Sleep while they work, then
-            // leave together.
-            long slept = awaitCompilerQuiet(JIT_WAIT_MAX_MS, JIT_QUIET_MS);
+            long slept = 0;
+            long before = org.sharp4j.coll.JitIdle.compiledMillis();
+            for (int block = 1; ; block++) {
+                loop(s, rounds * CALLS_PER_ROUND);
+                // The calls above queued compilations; on a saturated machine the compiler threads would then compete
+                // with the program's first calls (a rank compiling while its peer waits for it). Sleep while they work.
+                slept += awaitCompilerQuiet(JIT_WAIT_MAX_MS, JIT_QUIET_MS);
+                // Another block while this one still made the JIT compile: C2 raises its thresholds while its queue
+                // is long, so the routed entry points pass them only in a later block. Every rank runs as many.
+                long after = org.sharp4j.coll.JitIdle.compiledMillis();
+                LOG.debug("sharp4j-mpi: warm-up block {} on {}: the JIT compiled for {} ms", block, s.name, after - before);
+                int[] more = {block < BLOCKS && after != before ? 1 : 0};
+                s.communicator.allreduce(more, 0, 1, org.sharp4j.Op.MAX);
+                before = after;
+                if (more[0] == 0) {
+                    break;
+                }
+            }
             s.communicator.barrier();
             return slept;
         } finally {
@@ -115,6 +141,14 @@ final class WarmUp {
         mpi.Op[] ops = {MPI.SUM, MPI.PROD, MPI.MIN, MPI.MAX, MPI.BAND, MPI.BOR, MPI.BXOR, MPI.LAND, MPI.LOR};
         for (int i = 0; i < iterations; i++) {
             st.forgetFirstCalls(); // this round's calls take the "first call" branch too (CommState.quiet says why)
+            if ((i & 7) == 0) {
+                // The program's buffers are new to the duplicate cache, which the warm-up leaves empty: its miss
+                // branch must be in the profile too, or C2 compiles it as a trap and the program's first call with a
+                // limit-0 receive buffer throws the compiled routed path away (LogCompilation: unstable_if in
+                // Forms$Whole.of, inlined into CommState.allReduce, at OsuDirect's first timed call; recompiled
+                // 5,000 calls later, 45 ms on the rank's core while its peer waited 4 ms per call).
+                st.whole.clear();
+            }
             int root = i % size;
             int t = i & 3;
             int es = t == 0 || t == 2 ? 4 : 8;
@@ -158,13 +192,40 @@ final class WarmUp {
         }
     }
 
+    /**
+     * {@code mpi.Comm}'s routed methods, called through handles in non-final fields: C2 does not see such a handle as
+     * a constant, so it cannot inline the call into the compiled warm-up loop, and every warm-up call enters the
+     * method and counts toward its own compilation. Called directly, they were inlined once the loop was compiled,
+     * stopped counting, and C2 compiled them standalone only at the program's first calls (PrintCompilation:
+     * {@code mpi.Comm::allReduce} 50 ms after OsuDirect's timed start, on the rank's core).
+     */
+    private static MethodHandle commAllReduce = handle("allReduce", Object.class, Object.class, int.class, Datatype.class, mpi.Op.class);
+    private static MethodHandle commAllReduceInPlace = handle("allReduce", Object.class, int.class, Datatype.class, mpi.Op.class);
+    private static MethodHandle commReduce = handle("reduce", Object.class, Object.class, int.class, Datatype.class, mpi.Op.class,
+            int.class);
+    private static MethodHandle commReduceInPlace = handle("reduce", Object.class, int.class, Datatype.class, mpi.Op.class, int.class);
+
+    private static MethodHandle handle(String name, Class<?>... params) {
+        try {
+            return MethodHandles.publicLookup().findVirtual(mpi.Comm.class, name, MethodType.methodType(void.class, params));
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("mpi.Comm." + name + " not found: not Open MPI's Java bindings?", e);
+        }
+    }
+
     private static void allReduce(boolean viaComm, Intracomm comm, Object send, Object recv, int count, Datatype type, mpi.Op op)
             throws MPIException {
         if (viaComm) {
-            if (send == null) {
-                comm.allReduce(recv, count, type, op);
-            } else {
-                comm.allReduce(send, recv, count, type, op);
+            try {
+                if (send == null) {
+                    commAllReduceInPlace.invokeExact((mpi.Comm) comm, recv, count, type, op);
+                } else {
+                    commAllReduce.invokeExact((mpi.Comm) comm, send, recv, count, type, op);
+                }
+            } catch (MPIException | RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
             }
         } else if (send == null) {
             MpiRouter.allReduce(comm, recv, count, type, op);
@@ -176,10 +237,16 @@ final class WarmUp {
     private static void reduce(boolean viaComm, Intracomm comm, Object send, Object recv, int count, Datatype type, mpi.Op op,
             int root) throws MPIException {
         if (viaComm) {
-            if (send == null) {
-                comm.reduce(recv, count, type, op, root);
-            } else {
-                comm.reduce(send, recv, count, type, op, root);
+            try {
+                if (send == null) {
+                    commReduceInPlace.invokeExact((mpi.Comm) comm, recv, count, type, op, root);
+                } else {
+                    commReduce.invokeExact((mpi.Comm) comm, send, recv, count, type, op, root);
+                }
+            } catch (MPIException | RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
             }
         } else if (send == null) {
             MpiRouter.reduce(comm, recv, count, type, op, root);
