@@ -64,7 +64,8 @@ class CollectiveCorrectnessTest {
             int thr = cfg.tuning().tiledThresholdBytes();
             long seed = 1;
             for (DataType t : DataType.values()) {
-                int[] counts = {0, 1, 2, 5, 6, 7, 8, 9, 10, 11, 13, 257, thr / t.size, thr / t.size + 1,
+                // 32, 64, 65: the exchange's fast lane up to 256 B (ExchangeAlgorithm.FAST_BYTES) and just past it
+                int[] counts = {0, 1, 2, 5, 6, 7, 8, 9, 10, 11, 13, 32, 64, 65, 257, thr / t.size, thr / t.size + 1,
                     cfg.slotBytes() / t.size, cfg.slotBytes() / t.size + 1, 3 * slotElems8 * 8 / t.size + 5};
                 for (Op op : Op.values()) {
                     if (!op.validFor(t)) {
