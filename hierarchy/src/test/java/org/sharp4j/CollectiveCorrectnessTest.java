@@ -64,7 +64,7 @@ class CollectiveCorrectnessTest {
             int thr = cfg.tuning().tiledThresholdBytes();
             long seed = 1;
             for (DataType t : DataType.values()) {
-                // 32, 64, 65: the exchange's fast lane up to 256 B (ExchangeAlgorithm.FAST_BYTES) and just past it
+                // 32, 64, 65: 4- and 8-byte types at 128-520 B, across the built-in exchange/tree boundary (256 B)
                 int[] counts = {0, 1, 2, 5, 6, 7, 8, 9, 10, 11, 13, 32, 64, 65, 257, thr / t.size, thr / t.size + 1,
                     cfg.slotBytes() / t.size, cfg.slotBytes() / t.size + 1, 3 * slotElems8 * 8 / t.size + 5};
                 for (Op op : Op.values()) {

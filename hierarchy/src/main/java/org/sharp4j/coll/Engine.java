@@ -218,12 +218,10 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         this.socketCount = topo.socketCount(nodeIndex);
         this.directApplies = topo.nodeCount() == 1 && socketCount == 1;
         for (Collective c : Collective.values()) {
-            // the lookup's answer for [0, FAST_BYTES] (else [0, INLINE_BYTES]) when one segment covers it and names the exchange
+            // the lookup's answer for [0, INLINE_BYTES] when one segment covers it and names the exchange
             int i0 = table.intraIndex(c, 0);
-            boolean exchange0 = table.intraAlgorithmAt(c, i0) == IntraNodeAlgorithm.EXCHANGE;
-            exchangeUpTo[c.ordinal()] = !exchange0 ? -1
-                    : table.intraIndex(c, ExchangeAlgorithm.FAST_BYTES) == i0 ? ExchangeAlgorithm.FAST_BYTES
-                    : table.intraIndex(c, ShmLevel.INLINE_BYTES) == i0 ? ShmLevel.INLINE_BYTES : -1;
+            boolean one = table.intraIndex(c, ShmLevel.INLINE_BYTES) == i0;
+            exchangeUpTo[c.ordinal()] = one && table.intraAlgorithmAt(c, i0) == IntraNodeAlgorithm.EXCHANGE ? ShmLevel.INLINE_BYTES : -1;
             exchangeSegment[c.ordinal()] = i0;
         }
         int[] sockRanks = topo.socketRanks(nodeIndex, socketIndexInNode);
@@ -715,7 +713,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             arrivedKnownAt = -1;
             switch (a) {
                 case EXCHANGE:
-                    if (flat && bytes <= ExchangeAlgorithm.FAST_BYTES) {
+                    if (flat && bytes <= ShmLevel.INLINE_BYTES) {
                         exchange.runInline(kind, type, op, root, count, desc, table.treeRadixAt(kind, i));
                     } else {
                         exchange.run(kind, type, op, root, count, desc, table.treeRadixAt(kind, i));

@@ -109,22 +109,12 @@ final class ExchangeAlgorithm {
      * Private operands and results of {@link InlineData#fold2}, a line's worth each: this rank's
      * contribution as it published it, the peer's as read from its line, and the result.
      */
-    private final long[] own8 = new long[FAST_BYTES / 8];
-    private final int[] own4 = new int[FAST_BYTES / 4];
-    private final long[] peer8 = new long[FAST_BYTES / 8];
-    private final int[] peer4 = new int[FAST_BYTES / 4];
-    private final long[] r8 = new long[FAST_BYTES / 8];
-    private final int[] r4 = new int[FAST_BYTES / 4];
-
-    /**
-     * Largest payload {@link #runInline} takes (on a flat level): up to {@link ShmLevel#INLINE_BYTES}
-     * it lies in the member's control line itself, above it in its slot (a second transfer after the
-     * flag's). Above it, {@link #run}. Why not more: its folds are element by element through the
-     * private arrays, and from 512 B the tree, whose root folds with the staged kernels, was faster
-     * (2 ranks, same processes: exchange up to 4 KiB against the built-in tree, P50 0.68-3.65 us
-     * against 0.45-1.18 at 512 B-4 KiB); up to 256 B this path saves the general one's lookups.
-     */
-    static final int FAST_BYTES = 256;
+    private final long[] own8 = new long[ShmLevel.INLINE_BYTES / 8];
+    private final int[] own4 = new int[ShmLevel.INLINE_BYTES / 4];
+    private final long[] peer8 = new long[ShmLevel.INLINE_BYTES / 8];
+    private final int[] peer4 = new int[ShmLevel.INLINE_BYTES / 4];
+    private final long[] r8 = new long[ShmLevel.INLINE_BYTES / 8];
+    private final int[] r4 = new int[ShmLevel.INLINE_BYTES / 4];
 
     ExchangeAlgorithm(Engine e, int maxBytes, int maxMembers) {
         this.e = e;
@@ -213,10 +203,9 @@ final class ExchangeAlgorithm {
     }
 
     /**
-     * {@link #run} on a flat level for a payload of at most {@link #FAST_BYTES}: the same
+     * {@link #run} on a flat level for a payload of at most {@link ShmLevel#INLINE_BYTES}: the same
      * protocol, lines, fold order and verdict, with the work ordered for latency. The input goes
-     * straight from the user's buffer into this rank's line (or, above {@link ShmLevel#INLINE_BYTES},
-     * its slot, where {@link #run} puts it too) and the line is published first;
+     * straight from the user's buffer into this rank's line and the line is published first;
      * the diagnostics store of the sequence number follows it. The wait checks each peer's
      * signature and status in the line it just fetched; only if one differs (or carries an
      * error) does the general verdict pass ({@link #fold} without data: member 0's signature
@@ -237,12 +226,11 @@ final class ExchangeAlgorithm {
         final int me = sock.me;
         final int ctl = sock.ctl(set, me);
         final int bytes = t == null ? 0 : count * t.size;
-        final int at = sock.dataOff(set, me, bytes);
         if (bytes > 0) {
-            InlineData.copyIn(e.src, line, at, t, count);
-            InlineData.load(line, at, t, count, own8, own4); // still only this rank's: no transfer
+            InlineData.copyIn(e.src, line, ctl + ShmLevel.INLINE, t, count);
+            InlineData.load(line, ctl + ShmLevel.INLINE, t, count, own8, own4); // still only this rank's: no transfer
             if (sock.members != 2) {
-                ShmLevel.copy(own.buf, 0, line, at, bytes); // for subtree(), which folds other than two members
+                ShmLevel.copy(own.buf, 0, line, ctl + ShmLevel.INLINE, bytes); // for subtree(), which folds other than two members
             }
         }
         Flags.put(line, ctl + ShmLevel.DESC, desc);
@@ -278,7 +266,7 @@ final class ExchangeAlgorithm {
         if (bytes > 0 && (kind == Collective.ALLREDUCE || e.rank == root)) {
             if (q == 2) {
                 // this rank's contribution from its private copy, never back from its published line
-                InlineData.load(line, sock.dataOff(set, 1 - me, bytes), t, count, peer8, peer4);
+                InlineData.load(line, sock.ctl(set, 1 - me) + ShmLevel.INLINE, t, count, peer8, peer4);
                 if (me == 0) {
                     InlineData.fold2(e.dst, t, op, own8, peer8, own4, peer4, count, r8, r4);
                 } else {
