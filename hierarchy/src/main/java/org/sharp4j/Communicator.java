@@ -91,7 +91,7 @@ public final class Communicator implements AutoCloseable {
      * inline fold at an OSU table's second row, 2 ms calls). The JIT settles between phases do not
      * count. Measured on this 2-core VM, 2 ranks: phase 1 (4,000 calls) 1.4 s with 0.7-0.8 s of
      * compilation, phases 2 and 3 0.35-0.45 s each (0.2-0.3 s of compilation), a fourth compiled
-     * 5-9 ms: 3 phases, about 2.2 s once per JVM, where one phase cut at 1 s left the tree and the
+     * 5-9 ms: 3 phases, 1.4-1.5 s once per JVM (2 ranks), where one phase cut at 1 s left the tree and the
      * kernels to the program's first rows.
      */
     private static final long HEAT_BUDGET_NANOS = 2_500_000_000L;
