@@ -30,6 +30,18 @@ class TopologyTest {
     }
 
     @Test
+    void largestNodeCountsEveryRankOfTheFullestNode() {
+        // uneven nodes: the largest is neither the first nor the last (TiledAlgorithm reads this on every call)
+        RankInfo[] infos = {at("a", 0, 1), at("b", 0, 1), at("b", 0, 1), at("b", 0, 1), at("c", 0, 1), at("c", 0, 1)};
+        Topology t = Topology.compute(infos, 0, 0);
+        assertEquals(3, t.nodeCount());
+        assertEquals(3, t.maxRanksPerNode());
+        assertEquals(1, Topology.compute(new RankInfo[] {at("a", 0, 1), at("b", 0, 1)}, 0, 0).maxRanksPerNode());
+        assertEquals(4, Topology.compute(new RankInfo[] {at("a", 0, 1), at("a", 0, 1), at("a", 0, 1), at("a", 0, 1)}, 0, 0)
+                .maxRanksPerNode());
+    }
+
+    @Test
     void numaGroupingSplitsASocketIntoItsNumaDomains() {
         RankInfo[] infos = {new RankInfo("h", 0, 0, 1, 1), new RankInfo("h", 0, 1, 1, 2), new RankInfo("h", 0, 1, 1, 3),
             new RankInfo("h", 0, 0, 1, 4)};

@@ -26,6 +26,8 @@ public final class Topology {
     private final int[][][] socketRanks;
     private final boolean simulated;
     private final boolean singleHost;
+    /** Largest node's rank count, computed once: {@code TiledAlgorithm} reads it on every call. */
+    private final int maxRanksPerNode;
 
     private Topology(int size, int[] nodeOf, int[] socketOf, int[][] nodeRanks, int[][][] socketRanks, boolean simulated,
             boolean singleHost) {
@@ -36,6 +38,11 @@ public final class Topology {
         this.socketRanks = socketRanks;
         this.simulated = simulated;
         this.singleHost = singleHost;
+        int max = 0;
+        for (int[] n : nodeRanks) {
+            max = Math.max(max, n.length);
+        }
+        this.maxRanksPerNode = max;
     }
 
     public static Topology compute(RankInfo[] infos, int simulatedNodes, int simulatedSockets) {
@@ -178,7 +185,7 @@ public final class Topology {
 
     /** Largest number of ranks on one node. */
     public int maxRanksPerNode() {
-        return Arrays.stream(nodeRanks).mapToInt(a -> a.length).max().orElse(0);
+        return maxRanksPerNode;
     }
 
     @Override
