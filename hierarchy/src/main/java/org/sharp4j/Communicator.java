@@ -49,7 +49,7 @@ public final class Communicator implements AutoCloseable {
                 } finally {
                     engine.waiter().heating(false);
                 }
-                engine.heated(calls, t0);
+                engine.heated(calls, longHeatCalls, t0);
                 bootstrap.barrier();
             } catch (RuntimeException | Error e) {
                 engine.close(); // nothing of a failed creation outlives it; the caller closes the bootstrap
@@ -234,7 +234,196 @@ public final class Communicator implements AutoCloseable {
                 break;
             }
         }
+        if (engine.config().longWarmup(topology().nodeCount())) { // a job-wide setting (Config.jobWideSettings)
+            longHeatCalls = heatLong(flag, agreed);
+        }
         return calls;
+    }
+
+    /** Long calls per collective the heating ran ({@link #heatLong}); set once, in the constructor. */
+    private int longHeatCalls;
+
+    /** Long calls per collective in a block of {@link #heatLong}. */
+    static final int HEAT_LONG_BLOCK = 250;
+    /** Blocks of {@link #heatLong} at most. */
+    static final int HEAT_LONG_BLOCKS = 24;
+    /** Long calls per collective {@link #heatLong} runs at least (budget permitting): C2's thresholds count about 5,000 invocations. */
+    static final int HEAT_LONG_CALLS = 2_500;
+    /** Rank 0 stops {@link #heatLong} after this long in calls (the JIT settles between blocks do not count). */
+    static final long HEAT_LONG_BUDGET_NANOS = 1_500_000_000L;
+
+    /**
+     * The long-message paths until C2 compiled them: the tree above the mid sizes, the tiled,
+     * pipelined and direct algorithms with their chunk loops and, across nodes, phase 3's data
+     * rounds, their pipelined parts and the transport ({@link org.sharp4j.coll.Engine#longPathBytes}:
+     * the smallest size of each path above the mid sizes, rank 0's list on every rank; every other
+     * call the one of several chunks). Every type, op and form in turn, Allreduce and Reduce, in
+     * blocks of {@value #HEAT_LONG_BLOCK} calls per collective; after each block the JIT settles.
+     * It runs at least {@value #HEAT_LONG_CALLS} calls, then on while a block still made the JIT
+     * compile, at most {@value #HEAT_LONG_BLOCKS} blocks, and rank 0 stops it after 1.5 s of calls
+     * (the settles do not count); the decisions are agreed, so every rank runs the same calls.
+     * Runs where {@code sharp4j.warmup.long} says so ({@link Config#longWarmup}: by default when the
+     * job spans several nodes). Returns the long calls per collective.
+     *
+     * <p>Why: heated with small calls only, C2 compiled these paths (about 40 methods:
+     * {@code TiledAlgorithm.run}, {@code HostStep.post}, {@code Exchange.dataRound}, the UCX
+     * transport's send and receive, the staged kernels) during a program's first 3,000 long calls,
+     * on the core mpirun binds its rank to, which its compiler threads share: calls of 4, 8 and
+     * 12 ms (scheduler ticks). Measured on this 2-core VM, OSU ports {@code -i 100} against Open MPI
+     * Java in the same processes, 64 KiB-16 MiB, 2 rounds: one node, 2 ranks (set on), rows whose P99 exceeds
+     * 3x their P50 went from 12 of 36 to 5 of 36; 2 network-namespace hosts, the largest average /
+     * P50 from 8.3 to 1.7 and the median average ratio against Open MPI from 1.23 to 1.02. A run of
+     * 5,000 long calls left no compilation for the program (2 hosts, 256 KiB: P99 650 us against
+     * 4.5-8 ms), but took 4.3 s there; the budget keeps the heating at about 3 s per JVM on this
+     * machine (small and long), far less where calls are fast. Not by default on one node: see
+     * {@link Config#longWarmup} for what it costs the small calls there.
+     */
+    private int heatLong(long[] flag, long[] agreed) {
+        long[] arBytes = rankZeroSizes(engine.longPathBytes(Collective.ALLREDUCE, HEAT_MID_BYTES[HEAT_MID_BYTES.length - 1]));
+        long[] rdBytes = rankZeroSizes(engine.longPathBytes(Collective.REDUCE, HEAT_MID_BYTES[HEAT_MID_BYTES.length - 1]));
+        int maxBytes = 0;
+        for (long b : arBytes) {
+            maxBytes = (int) Math.max(maxBytes, b);
+        }
+        for (long b : rdBytes) {
+            maxBytes = (int) Math.max(maxBytes, b);
+        }
+        if (maxBytes == 0) {
+            return 0;
+        }
+        DataType[] types = DataType.values();
+        Op[] ops = Op.values();
+        Object[] ins = {new int[maxBytes / 4], new long[maxBytes / 8], new float[maxBytes / 4], new double[maxBytes / 8]};
+        Object[] outs = {new int[maxBytes / 4], new long[maxBytes / 8], new float[maxBytes / 4], new double[maxBytes / 8]};
+        ByteBuffer bin = ByteBuffer.allocateDirect(maxBytes).order(ByteOrder.nativeOrder());
+        ByteBuffer bout = ByteBuffer.allocateDirect(maxBytes).order(ByteOrder.nativeOrder());
+        int size = size();
+        long t0 = System.nanoTime();
+        long slept = 0;
+        long compiledBefore = org.sharp4j.coll.JitIdle.compiledMillis();
+        int k = 0;
+        for (int block = 1; ; block++) {
+            for (int i = 0; i < HEAT_LONG_BLOCK; i++, k++) {
+                DataType t = types[k % types.length];
+                Op op = ops[(k / types.length) % ops.length];
+                if (!op.validFor(t)) {
+                    op = Op.SUM;
+                }
+                int form = (k / (types.length * ops.length)) % 3; // 0: arrays, 1: in place, 2: direct buffers
+                int root = k % size;
+                // every other call the longest path (several chunks: the chunk loops and phase 3's pipelined parts)
+                long ab = (k & 1) == 1 ? arBytes[arBytes.length - 1] : arBytes[(k >> 1) % arBytes.length];
+                heatLongCall(Collective.ALLREDUCE, (int) (ab / t.size), t, op, 0, form, ins, outs, bin, bout);
+                if (rdBytes.length > 0) {
+                    long rb = (k & 1) == 1 ? rdBytes[rdBytes.length - 1] : rdBytes[(k >> 1) % rdBytes.length];
+                    heatLongCall(Collective.REDUCE, (int) (rb / t.size), t, op, root, form, ins, outs, bin, bout);
+                }
+            }
+            long s0 = System.nanoTime();
+            org.sharp4j.coll.JitIdle.await(1_000, 30);
+            slept += System.nanoTime() - s0;
+            long compiled = org.sharp4j.coll.JitIdle.compiledMillis();
+            flag[0] = rank() == 0 && System.nanoTime() - t0 - slept > HEAT_LONG_BUDGET_NANOS ? 1 : 0;
+            flag[1] = block < HEAT_LONG_BLOCKS && (block * HEAT_LONG_BLOCK < HEAT_LONG_CALLS || compiled != compiledBefore) ? 1 : 0;
+            compiledBefore = compiled;
+            allreduce(flag, 0, agreed, 0, 2, Op.MAX); // the same outcome on every rank
+            if (agreed[0] != 0 || agreed[1] == 0) {
+                return block * HEAT_LONG_BLOCK;
+            }
+        }
+    }
+
+    /**
+     * Rank 0's {@code sizes} on every rank (collective; at most 15 sizes): every rank must run the
+     * same calls, and a rank's own list depends on its node (sockets, the direct Reduce).
+     */
+    private long[] rankZeroSizes(long[] sizes) {
+        long[] mine = new long[16];
+        if (rank() == 0) {
+            mine[0] = sizes.length;
+            System.arraycopy(sizes, 0, mine, 1, Math.min(15, sizes.length));
+        }
+        long[] all = new long[16];
+        allreduce(mine, 0, all, 0, 16, Op.MAX); // the other ranks contribute zeros
+        return java.util.Arrays.copyOfRange(all, 1, 1 + (int) Math.min(15, all[0]));
+    }
+
+    /** One long call of {@link #heatLong} in {@code form} (0: arrays, 1: in place, 2: direct buffers). */
+    private void heatLongCall(Collective c, int n, DataType t, Op op, int root, int form, Object[] ins, Object[] outs, ByteBuffer bin,
+            ByteBuffer bout) {
+        boolean all = c == Collective.ALLREDUCE;
+        boolean inPlace = form == 1;
+        if (form == 2) {
+            if (all) {
+                allreduce(bin, 0, bout, 0, n, t, op);
+            } else {
+                reduce(bin, 0, bout, 0, n, t, op, root);
+            }
+            return;
+        }
+        Object in = ins[t.ordinal()];
+        Object out = outs[t.ordinal()];
+        switch (t) {
+            case INT: {
+                int[] a = (int[]) in;
+                if (all) {
+                    if (inPlace) {
+                        allreduce(a, 0, n, op);
+                    } else {
+                        allreduce(a, 0, (int[]) out, 0, n, op);
+                    }
+                } else if (inPlace) {
+                    reduce(a, 0, n, op, root);
+                } else {
+                    reduce(a, 0, (int[]) out, 0, n, op, root);
+                }
+                break;
+            }
+            case LONG: {
+                long[] a = (long[]) in;
+                if (all) {
+                    if (inPlace) {
+                        allreduce(a, 0, n, op);
+                    } else {
+                        allreduce(a, 0, (long[]) out, 0, n, op);
+                    }
+                } else if (inPlace) {
+                    reduce(a, 0, n, op, root);
+                } else {
+                    reduce(a, 0, (long[]) out, 0, n, op, root);
+                }
+                break;
+            }
+            case FLOAT: {
+                float[] a = (float[]) in;
+                if (all) {
+                    if (inPlace) {
+                        allreduce(a, 0, n, op);
+                    } else {
+                        allreduce(a, 0, (float[]) out, 0, n, op);
+                    }
+                } else if (inPlace) {
+                    reduce(a, 0, n, op, root);
+                } else {
+                    reduce(a, 0, (float[]) out, 0, n, op, root);
+                }
+                break;
+            }
+            default: {
+                double[] a = (double[]) in;
+                if (all) {
+                    if (inPlace) {
+                        allreduce(a, 0, n, op);
+                    } else {
+                        allreduce(a, 0, (double[]) out, 0, n, op);
+                    }
+                } else if (inPlace) {
+                    reduce(a, 0, n, op, root);
+                } else {
+                    reduce(a, 0, (double[]) out, 0, n, op, root);
+                }
+            }
+        }
     }
 
     public int rank() {

@@ -50,6 +50,7 @@ public final class Config {
     private Path shmDir = Path.of("/dev/shm");
     private boolean groupByNuma;
     private int warmupRounds = DEFAULT_WARMUP_ROUNDS;
+    private String longWarmup = "auto";
     private String interNode = "auto";
     private int interPipeline = DEFAULT_INTER_PIPELINE;
 
@@ -69,6 +70,7 @@ public final class Config {
         c.shmDir = shmDir;
         c.groupByNuma = groupByNuma;
         c.warmupRounds = warmupRounds;
+        c.longWarmup = longWarmup;
         c.interNode = interNode;
         c.interPipeline = interPipeline;
         return c;
@@ -86,6 +88,9 @@ public final class Config {
         }
         if (timeoutNanos <= 0) {
             throw new IllegalArgumentException("sharp4j.timeout must be positive");
+        }
+        if (!("auto".equals(longWarmup) || "on".equals(longWarmup) || "off".equals(longWarmup))) {
+            throw new IllegalArgumentException("sharp4j.warmup.long must be auto, on or off, got " + longWarmup);
         }
         if (warmupRounds < 0) {
             throw new IllegalArgumentException("sharp4j.warmup must be >= 0, got " + warmupRounds);
@@ -133,6 +138,13 @@ public final class Config {
         });
         c.shmDir = prop(p, "sharp4j.shm.dir", "/dev/shm", Path::of);
         c.warmupRounds = prop(p, "sharp4j.warmup", Integer.toString(DEFAULT_WARMUP_ROUNDS), Config::nonNegativeInt);
+        c.longWarmup = prop(p, "sharp4j.warmup.long", "auto", v -> {
+            String m = v.trim().toLowerCase(java.util.Locale.ROOT);
+            if (!(m.equals("auto") || m.equals("on") || m.equals("off"))) {
+                throw new IllegalArgumentException("must be auto (on when the job spans several nodes), on or off");
+            }
+            return m;
+        });
         c.interNode = prop(p, "sharp4j.internode", "auto", v -> {
             String id = v.trim().toLowerCase(java.util.Locale.ROOT);
             if (id.isEmpty()) {
@@ -277,6 +289,13 @@ public final class Config {
         return c.validated();
     }
 
+    /** {@code sharp4j.warmup.long}: auto, on or off (see {@link #longWarmup()}). */
+    public Config withLongWarmup(String mode) {
+        Config c = copy();
+        c.longWarmup = mode == null ? null : mode.trim().toLowerCase(java.util.Locale.ROOT);
+        return c.validated();
+    }
+
     /** Forces the inter-node host path by id ({@code sharp4j.internode}: shm, ucx), or "auto". */
     public Config withInterNode(String id) {
         Config c = copy();
@@ -299,6 +318,7 @@ public final class Config {
         out.add("sharp4j.shared.bytes=" + sharedBytes);
         out.add("sharp4j.shm.dir=" + shmDir);
         out.add("sharp4j.warmup=" + warmupRounds);
+        out.add("sharp4j.warmup.long=" + longWarmup);
         out.add("sharp4j.internode=" + interNode);
         out.add("sharp4j.internode.pipeline=" + interPipeline);
         StringBuilder rules = new StringBuilder();
@@ -384,5 +404,19 @@ public final class Config {
     /** Rounds of collectives run at creation so the JIT sees every path ({@code sharp4j.warmup}, 0 = off). */
     public int warmupRounds() {
         return warmupRounds;
+    }
+
+    /**
+     * Whether the heating at creation also runs the long-message paths until C2 compiled them
+     * ({@code sharp4j.warmup.long}): {@code on}, {@code off}, or {@code auto} (the default): on when
+     * the job spans several nodes. Why not always: long calls in the heating leave their branches
+     * and types in the profiles of the methods small calls share (the entry points, the dispatch,
+     * the waits), and C2 compiles those for both; on one node, 2 ranks, small calls measured up to
+     * 1.3-2x slower (OSU ports, 8 B-512 B, P50, same runs), where a call costs 0.2-0.5 us. Between
+     * nodes a call costs tens of microseconds, and the long paths' compilations during a program
+     * cost 4-12 ms calls.
+     */
+    public boolean longWarmup(int nodes) {
+        return "on".equals(longWarmup) || "auto".equals(longWarmup) && nodes > 1;
     }
 }

@@ -86,4 +86,12 @@ class SettingsMismatchTest {
         Throwable[] errs = create(2, r -> r == 1 ? base.withWarmupRounds(3) : base);
         expectOnEveryRank(errs, "sharp4j.warmup=3 (rank 0: 16)");
     }
+
+    @Test
+    void aLongWarmupOnOneRankIsNamed() throws Exception {
+        // the long heating is collective: ranks that disagree would wait in different calls
+        Config base = Config.defaults().withShmDir(shm);
+        Throwable[] errs = create(2, r -> r == 1 ? base.withLongWarmup("on") : base);
+        expectOnEveryRank(errs, "sharp4j.warmup.long=on (rank 0: auto)");
+    }
 }

@@ -444,6 +444,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     private boolean heatPending;
     /** Small calls per collective this communicator's heating ran (0 when no rank needed it). */
     private int heatCalls;
+    /** Long calls per collective this communicator's heating ran (0 when no rank needed it). */
+    private int heatLongCalls;
 
     /**
      * Whether the communicator over this engine still has to heat the hot path: warm-up is on
@@ -460,22 +462,56 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     }
 
     /**
+     * Message sizes (bytes, ascending, multiples of 8) above {@code above} that reach the long-message
+     * paths of collective {@code c} in this job: the smallest size of each distinct path, where a
+     * path is the intra-node algorithm this engine runs ({@link #algorithmAt}), whether the call
+     * spans more than one chunk, and, across nodes, the inter-node algorithm and radix of the table.
+     * Candidates are the powers of two from 8 KiB to twice the chunk, and twice the chunk plus a
+     * line (three chunks, the last a short one): for the communicator's heating, which runs each
+     * so that C2 compiles these paths before the program's first long call. Local: ranks of
+     * different nodes may see different paths (sockets per node), so the heating takes rank 0's.
+     */
+    public long[] longPathBytes(Collective c, long above) {
+        java.util.List<Long> cand = new java.util.ArrayList<>();
+        for (long b = 8192; b <= 2L * chunkBytes; b <<= 1) {
+            cand.add(b);
+        }
+        cand.add(2L * chunkBytes + 64);
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        java.util.List<Long> out = new java.util.ArrayList<>();
+        for (long b : cand) {
+            if (b <= above) {
+                continue;
+            }
+            IntraNodeAlgorithm a = algorithmAt(c, table.intraIndex(c, b), b);
+            String path = a + "/" + (b > chunkBytes) + (topo.nodeCount() == 1 ? "" : "/" + table.interAlgorithm(c, Math.min(b, chunkBytes))
+                    + table.interRadix(c, Math.min(b, chunkBytes)));
+            if (seen.add(path)) {
+                out.add(b);
+            }
+        }
+        return out.stream().mapToLong(Long::longValue).toArray();
+    }
+
+    /**
      * Called once by the communicator after its heating ran {@code calls} calls per collective (0:
      * no rank needed it; the same number on every rank): sleeps until the JIT settled. The
      * communicator then lines the ranks up with a bootstrap barrier (they settle for different
      * times, and the program's first call must not wait out the skew).
      */
-    public void heated(int calls, long startNanos) {
+    public void heated(int calls, int longCalls, long startNanos) {
         heatPending = false;
         java.util.Arrays.fill(callsBy, 0); // the program's calls are counted from here (the counters are diagnostics)
         heatCalls = calls;
+        heatLongCalls = longCalls;
         if (calls > 0) {
             heatedInThisJvm = true;
         }
         long t1 = System.nanoTime();
         settleJit();
         if (rank == 0) {
-            LOG.debug("sharp4j: {} hot calls took {} ms, then the JIT settled in {} ms", calls, (t1 - startNanos) / 1_000_000,
+            LOG.debug("sharp4j: {} small and {} long hot calls took {} ms, then the JIT settled in {} ms", calls, longCalls,
+                    (t1 - startNanos) / 1_000_000,
                     (System.nanoTime() - t1) / 1_000_000);
         }
     }
@@ -585,6 +621,11 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     /** Small calls per collective run at creation to get the hot path compiled (0: this JVM had run them). */
     public int heatCalls() {
         return heatCalls;
+    }
+
+    /** Long calls per collective this communicator's heating ran, all ranks alike (0 when no rank needed it). */
+    public int heatLongCalls() {
+        return heatLongCalls;
     }
 
     /** Tests only: make this JVM look fresh to the next communicator's heating. */

@@ -10,8 +10,8 @@ import org.sharp4j.Op;
 import org.sharp4j.ThreadRanks;
 
 /**
- * The JIT heating at creation ({@link Engine#heatCalls()}): collective, so every rank runs the same
- * number of calls (a rank that ran fewer would leave the others waiting in the next call), once per
+ * The JIT heating at creation ({@link Engine#heatCalls()}, {@link Engine#heatLongCalls()}): collective,
+ * so every rank runs the same number of calls (a rank that ran fewer would leave the others waiting in the next call), once per
  * JVM, and off with the warm-up.
  */
 class HeatTest {
@@ -19,10 +19,12 @@ class HeatTest {
     void everyRankHeatsTheSameOnceAndTheCommunicatorWorksAfterwards() {
         Engine.forgetHeatForTests();
         AtomicIntegerArray first = new AtomicIntegerArray(3);
+        AtomicIntegerArray firstLong = new AtomicIntegerArray(3);
         AtomicIntegerArray second = new AtomicIntegerArray(3);
         Config cfg = Config.defaults().withTimeoutNanos(60_000_000_000L);
-        ThreadRanks.run(3, cfg, comm -> {
+        ThreadRanks.run(3, cfg.withLongWarmup("on"), comm -> {
             first.set(comm.rank(), comm.engine().heatCalls());
+            firstLong.set(comm.rank(), comm.engine().heatLongCalls());
             long[] x = {comm.rank() + 1};
             long[] y = new long[1];
             comm.allreduce(x, 0, y, 0, 1, Op.SUM);
@@ -30,12 +32,18 @@ class HeatTest {
         });
         ThreadRanks.run(3, cfg, comm -> second.set(comm.rank(), comm.engine().heatCalls()));
         assertTrue(first.get(0) >= 500, "a fresh JVM heats at least one block: " + first);
+        assertTrue(firstLong.get(0) >= 250, "a fresh JVM heats the long paths, at least one block: " + firstLong);
         for (int r = 1; r < 3; r++) {
             assertEquals(first.get(0), first.get(r), "rank " + r + " heated as many calls as rank 0: " + first);
+            assertEquals(firstLong.get(0), firstLong.get(r), "rank " + r + " heated as many long calls as rank 0: " + firstLong);
         }
         for (int r = 0; r < 3; r++) {
             assertEquals(0, second.get(r), "a JVM that heated does not heat again: " + second);
         }
+        Engine.forgetHeatForTests();
+        AtomicIntegerArray auto = new AtomicIntegerArray(2);
+        ThreadRanks.run(2, cfg, comm -> auto.set(comm.rank(), comm.engine().heatLongCalls() + 1));
+        assertEquals(2, auto.get(0) + auto.get(1), "sharp4j.warmup.long=auto on one node heats no long calls: " + auto);
         Engine.forgetHeatForTests();
         AtomicIntegerArray off = new AtomicIntegerArray(2);
         ThreadRanks.run(2, cfg.withWarmupRounds(0), comm -> off.set(comm.rank(), comm.engine().heatCalls()));

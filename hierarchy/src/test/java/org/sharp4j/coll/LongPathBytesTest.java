@@ -1,0 +1,59 @@
+package org.sharp4j.coll;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.Test;
+import org.sharp4j.Config;
+import org.sharp4j.ThreadRanks;
+import org.sharp4j.tuning.Collective;
+
+/**
+ * The sizes the heating runs on the long paths ({@link Engine#longPathBytes}): one per path of the
+ * built-in table, the smallest, so that no long path is left for C2 to compile during a program
+ * (a path the list misses is compiled against the program's first long calls: 4-12 ms calls on
+ * a bound rank), and none twice (a size that repeats a path costs heating time for nothing).
+ */
+class LongPathBytesTest {
+    private static final Config CFG = Config.defaults().withTimeoutNanos(60_000_000_000L).withWarmupRounds(0);
+
+    private static Map<String, long[]> paths(int ranks, Config cfg) {
+        Map<String, long[]> got = new ConcurrentHashMap<>();
+        ThreadRanks.run(ranks, cfg, comm -> {
+            if (comm.rank() == 0) {
+                got.put("allreduce", comm.engine().longPathBytes(Collective.ALLREDUCE, 4096));
+                got.put("reduce", comm.engine().longPathBytes(Collective.REDUCE, 4096));
+            }
+        });
+        return got;
+    }
+
+    @Test
+    void oneNodeTakesTheTreeTiledPipelinedDirectAndSeveralChunks() {
+        Map<String, long[]> got = paths(2, CFG);
+        // Allreduce: the tree to 16 KiB, tiled to 64 KiB, pipelined in one chunk (64 KiB slots), then in several
+        assertArrayEquals(new long[] {8192, 32768, 65536, 131072}, got.get("allreduce"));
+        // Reduce: the tree, direct in one chunk, direct in several
+        assertArrayEquals(new long[] {8192, 32768, 131072}, got.get("reduce"));
+    }
+
+    @Test
+    void severalNodesAddTheInterNodeAlgorithmsOfTheTable() {
+        Map<String, long[]> got = paths(2, CFG.withSimulatedTopology(2, 1));
+        // between nodes the built-in Allreduce runs k-nomial to 16 KiB, SRA from there: 16 KiB is the tree
+        // inside the node but SRA between nodes; tiled (not pipelined: one node only) from 16 KiB + 1
+        assertArrayEquals(new long[] {8192, 16384, 32768, 131072}, got.get("allreduce"));
+        // Reduce is k-nomial between nodes at every size, tiled (not direct: one node only) from 16 KiB + 1
+        assertArrayEquals(new long[] {8192, 32768, 131072}, got.get("reduce"));
+    }
+
+    @Test
+    void theSlotSizeMovesTheSeveralChunkSize() {
+        Map<String, long[]> got = paths(2, CFG.withSlotBytes(16384));
+        // 16 KiB slots: 16 KiB is still one chunk of the tree; 32 KiB is two chunks of tiled (direct for
+        // Reduce); the candidates end at two slots and two slots + a line, before the pipelined 64 KiB
+        assertArrayEquals(new long[] {8192, 32768}, got.get("allreduce"));
+        assertArrayEquals(new long[] {8192, 32768}, got.get("reduce"));
+    }
+}
