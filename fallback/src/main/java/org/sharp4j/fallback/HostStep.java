@@ -95,6 +95,9 @@ import org.sharp4j.tuning.CompiledTable;
  * runs is handed to the calling thread, which stops waiting and sends it. No allocation per call.
  */
 public final class HostStep implements RecoverableStep {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(HostStep.class);
+    /** The descriptor of the barrier {@link #close} runs: a plain barrier's. */
+    private static final long CLOSE_DESC = org.sharp4j.coll.Desc.make(Collective.BARRIER, DataType.INT, Op.SUM, 0, 0);
     /** Payload bytes per fragment: the scratch is two fragments (plus a 48-byte header each) per peer of a group. */
     public static final int DEFAULT_FRAG_BYTES = 128 * 1024;
     /** Parts of long calls in flight at once ({@link #post}), unless told otherwise. */
@@ -843,10 +846,29 @@ public final class HostStep implements RecoverableStep {
         return abortWord;
     }
 
+    /**
+     * Meets the other node leaders, then closes the transport. Why the meeting: a Reduce's non-root
+     * leaders return once their parts are handed over, while the root may still be reading them;
+     * closing their endpoints under it failed the root ("node leader ... disconnected: Endpoint
+     * timeout": 3 hosts, 16 MiB Reduce then close, and the tuner's sweep between its communicators).
+     * So a healthy step first finishes its parts in flight and runs one more barrier, as MPI's
+     * {@code MPI_Comm_free} and {@code MPI_Finalize} are collective: every leader closes after the
+     * same calls, so the barrier takes the same sequence number everywhere. A step that failed or
+     * aborted, or that another thread closes while a call is inside it, closes at once; a failure
+     * in the meeting (a leader that died, or never closes within the timeout) ends the meeting,
+     * not the close.
+     */
     @Override
     public void close() {
         if (closed) {
             return;
+        }
+        if (broken == null && !abortSent && n > 1 && caller == null) {
+            try {
+                barrier(CLOSE_DESC, new CallStatus());
+            } catch (RuntimeException e) {
+                LOG.debug("sharp4j: {}: the node leaders' meeting before close ended early: {}", name, e.getMessage());
+            }
         }
         closed = true;
         try {

@@ -1,0 +1,97 @@
+package org.sharp4j.fallback;
+
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.sharp4j.DataType;
+import org.sharp4j.Op;
+import org.sharp4j.bootstrap.Bootstrap;
+import org.sharp4j.bootstrap.ThreadBootstrap;
+import org.sharp4j.coll.CallStatus;
+import org.sharp4j.coll.Desc;
+import org.sharp4j.fallback.ucx.UcxTransport;
+import org.sharp4j.tuning.Collective;
+
+/**
+ * Closing the host path over real UCX while another node leader is still inside the last call.
+ * A Reduce's non-root leaders return once their part is handed over, and may close at once; the
+ * root may still be reading. Closing took their UCX endpoints away under it: the root failed with
+ * "node leader ... disconnected: Endpoint timeout" (seen: 3 namespace hosts, 16 MiB Reduce, then
+ * close; the tuner's sweep at 3 hosts failed the same way between its communicators). The leaders
+ * now meet before they close.
+ */
+class UcxCloseTest {
+    private static final long TIMEOUT = TimeUnit.SECONDS.toNanos(60);
+
+    @BeforeAll
+    static void ucxPresent() {
+        assertNull(UcxTransport.loadError(), "UCX must load on the test machine (.ci/setup.sh installs libucx0)");
+    }
+
+    @Test
+    void leadersThatCloseRightAfterAReduceDoNotFailARootStillInIt() {
+        final int n = 3;
+        final int count = 2 << 20; // 16 MiB of doubles: parts in flight, rendezvous messages
+        final long seed = 7;
+        int[] leaders = {0, 1, 2};
+        HostStep[] steps = new HostStep[n];
+        List<Bootstrap> boots = ThreadBootstrap.group(n, 60_000);
+        AtomicReferenceArray<Throwable> errs = new AtomicReferenceArray<>(n);
+        String[] result = new String[n];
+        List<Thread> threads = new ArrayList<>();
+        for (int r = 0; r < n; r++) {
+            final int node = r;
+            Bootstrap b = boots.get(r);
+            Thread th = new Thread(() -> {
+                try (HostStep step = new HostStep(UcxTransport.connect(b, leaders, Map.of("TLS", "tcp"), TIMEOUT),
+                        Team.table(null, n), Team.waiter(TIMEOUT, steps, node), "t")) {
+                    steps[node] = step;
+                    ByteBuffer buf = ByteBuffer.allocateDirect(count * 8).order(ByteOrder.nativeOrder());
+                    for (int call = 0; call < 3; call++) {
+                        Inputs.fill(buf, 0, DataType.DOUBLE, Op.SUM, seed + call, node, count);
+                        if (node == 0 && call == 2) {
+                            Thread.sleep(1_500); // the root lags behind the leaders that go ahead
+                        }
+                        CallStatus st = new CallStatus();
+                        step.reduce(buf, 0, count, DataType.DOUBLE, Op.SUM, 0,
+                                Desc.make(Collective.REDUCE, DataType.DOUBLE, Op.SUM, 0, count), st, false);
+                        assertTrue(st.ok(), "call " + call + ": " + st);
+                        if (node == 0) {
+                            result[call] = Inputs.check(buf, 0, DataType.DOUBLE, Op.SUM, seed + call, n, count);
+                        }
+                    }
+                } catch (Throwable e) {
+                    errs.set(node, e);
+                }
+            }, "leader-" + r);
+            th.setDaemon(true);
+            threads.add(th);
+            th.start();
+        }
+        for (int r = 0; r < n; r++) {
+            try {
+                threads.get(r).join(120_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            assertTrue(!threads.get(r).isAlive(), "leader " + r + " hangs");
+        }
+        for (int r = 0; r < n; r++) {
+            if (errs.get(r) != null) {
+                throw new AssertionError("leader " + r + ": " + errs.get(r), errs.get(r));
+            }
+        }
+        for (int call = 0; call < 3; call++) {
+            assertNull(result[call], "the root's result of call " + call);
+        }
+    }
+}
