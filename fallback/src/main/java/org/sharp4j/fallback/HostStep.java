@@ -867,7 +867,10 @@ public final class HostStep implements RecoverableStep {
             try {
                 barrier(CLOSE_DESC, new CallStatus());
             } catch (RuntimeException e) {
-                LOG.debug("sharp4j: {}: the node leaders' meeting before close ended early: {}", name, e.getMessage());
+                // WARN: the close still goes ahead and leaves nothing behind, but a leader that died after
+                // the last call or never closed is something the user should hear about, by name.
+                LOG.warn("sharp4j: {}: the node leaders' meeting before close ended early (closing anyway): {}",
+                        name, e.getMessage());
             }
         }
         closed = true;
