@@ -107,8 +107,8 @@ public final class Communicator implements AutoCloseable {
      * whether to heat at all is agreed first: any rank whose JVM has not heated yet makes every
      * rank heat, so ranks never disagree on the number of calls. Returns the calls per collective.
      *
-     * <p>The calls cycle through every valid type x op; arrays, in-place arrays and direct
-     * buffers; 1 element, the inline area's last element count and the first count past it, and
+     * <p>The calls cycle through every valid type x op; arrays, in-place arrays, direct buffers
+     * (two pairs in turn: {@link HeatBuffers}) and in-place direct buffers; 1 element, the inline area's last element count and the first count past it, and
      * half of the time one of {@link #HEAT_MID_BYTES}. C2
      * compiles from the profile these calls leave, and a branch never taken in it is compiled as
      * a trap: heated with DOUBLE SUM only, the first DOUBLE MAX of a program (the OSU harness's
@@ -132,16 +132,9 @@ public final class Communicator implements AutoCloseable {
         DataType[] types = DataType.values();
         Op[] ops = Op.values();
         int maxCount = HEAT_MID_BYTES[HEAT_MID_BYTES.length - 1] / 4; // the largest mid-size call, in 4-byte elements
-        int[] ia = new int[maxCount];
-        int[] ib = new int[maxCount];
-        long[] la = new long[maxCount];
-        long[] lb = new long[maxCount];
-        float[] fa = new float[maxCount];
-        float[] fb = new float[maxCount];
-        double[] da = new double[maxCount];
-        double[] db = new double[maxCount];
-        ByteBuffer bin = ByteBuffer.allocateDirect(maxCount * 8).order(ByteOrder.nativeOrder());
-        ByteBuffer bout = ByteBuffer.allocateDirect(maxCount * 8).order(ByteOrder.nativeOrder());
+        Object[] ins = {new int[maxCount], new long[maxCount], new float[maxCount], new double[maxCount]};
+        Object[] outs = {new int[maxCount], new long[maxCount], new float[maxCount], new double[maxCount]};
+        HeatBuffers hb = new HeatBuffers(maxCount * 8);
         int combos = types.length * ops.length;
         int size = size();
         int calls = 0;
@@ -157,51 +150,10 @@ public final class Communicator implements AutoCloseable {
                 int shape = (k / combos) % 8;
                 int n = shape < 2 ? 1 : shape < 4 ? org.sharp4j.coll.ShmLevel.INLINE_BYTES / t.size + (shape - 2)
                         : HEAT_MID_BYTES[((k / (combos * 8)) * 4 + shape - 4) % HEAT_MID_BYTES.length] / t.size;
-                int form = (k + k / combos) % 3; // 0: arrays, 1: in place, 2: direct buffers
+                int form = (k + k / combos) % HEAT_FORMS;
                 int root = k % size;
-                if (form == 2) {
-                    allreduce(bin, 0, bout, 0, n, t, op);
-                    reduce(bin, 0, bout, 0, n, t, op, root);
-                } else {
-                    boolean inPlace = form == 1;
-                    switch (t) {
-                        case INT:
-                            if (inPlace) {
-                                allreduce(ia, 0, n, op);
-                                reduce(ia, 0, n, op, root);
-                            } else {
-                                allreduce(ia, 0, ib, 0, n, op);
-                                reduce(ia, 0, ib, 0, n, op, root);
-                            }
-                            break;
-                        case LONG:
-                            if (inPlace) {
-                                allreduce(la, 0, n, op);
-                                reduce(la, 0, n, op, root);
-                            } else {
-                                allreduce(la, 0, lb, 0, n, op);
-                                reduce(la, 0, lb, 0, n, op, root);
-                            }
-                            break;
-                        case FLOAT:
-                            if (inPlace) {
-                                allreduce(fa, 0, n, op);
-                                reduce(fa, 0, n, op, root);
-                            } else {
-                                allreduce(fa, 0, fb, 0, n, op);
-                                reduce(fa, 0, fb, 0, n, op, root);
-                            }
-                            break;
-                        default:
-                            if (inPlace) {
-                                allreduce(da, 0, n, op);
-                                reduce(da, 0, n, op, root);
-                            } else {
-                                allreduce(da, 0, db, 0, n, op);
-                                reduce(da, 0, db, 0, n, op, root);
-                            }
-                    }
-                }
+                heatCall(Collective.ALLREDUCE, n, t, op, 0, form, ins, outs, hb);
+                heatCall(Collective.REDUCE, n, t, op, root, form, ins, outs, hb);
                 barrier();
             }
             calls += 500;
@@ -295,8 +247,7 @@ public final class Communicator implements AutoCloseable {
         Op[] ops = Op.values();
         Object[] ins = {new int[maxBytes / 4], new long[maxBytes / 8], new float[maxBytes / 4], new double[maxBytes / 8]};
         Object[] outs = {new int[maxBytes / 4], new long[maxBytes / 8], new float[maxBytes / 4], new double[maxBytes / 8]};
-        ByteBuffer bin = ByteBuffer.allocateDirect(maxBytes).order(ByteOrder.nativeOrder());
-        ByteBuffer bout = ByteBuffer.allocateDirect(maxBytes).order(ByteOrder.nativeOrder());
+        HeatBuffers hb = new HeatBuffers(maxBytes);
         int size = size();
         long t0 = System.nanoTime();
         long slept = 0;
@@ -309,14 +260,14 @@ public final class Communicator implements AutoCloseable {
                 if (!op.validFor(t)) {
                     op = Op.SUM;
                 }
-                int form = (k / (types.length * ops.length)) % 3; // 0: arrays, 1: in place, 2: direct buffers
+                int form = (k / (types.length * ops.length)) % HEAT_FORMS;
                 int root = k % size;
                 // every other call the longest path (several chunks: the chunk loops and phase 3's pipelined parts)
                 long ab = (k & 1) == 1 ? arBytes[arBytes.length - 1] : arBytes[(k >> 1) % arBytes.length];
-                heatLongCall(Collective.ALLREDUCE, (int) (ab / t.size), t, op, 0, form, ins, outs, bin, bout);
+                heatCall(Collective.ALLREDUCE, (int) (ab / t.size), t, op, 0, form, ins, outs, hb);
                 if (rdBytes.length > 0) {
                     long rb = (k & 1) == 1 ? rdBytes[rdBytes.length - 1] : rdBytes[(k >> 1) % rdBytes.length];
-                    heatLongCall(Collective.REDUCE, (int) (rb / t.size), t, op, root, form, ins, outs, bin, bout);
+                    heatCall(Collective.REDUCE, (int) (rb / t.size), t, op, root, form, ins, outs, hb);
                 }
             }
             long s0 = System.nanoTime();
@@ -348,19 +299,60 @@ public final class Communicator implements AutoCloseable {
         return java.util.Arrays.copyOfRange(all, 1, 1 + (int) Math.min(15, all[0]));
     }
 
-    /** One long call of {@link #heatLong} in {@code form} (0: arrays, 1: in place, 2: direct buffers). */
-    private void heatLongCall(Collective c, int n, DataType t, Op op, int root, int form, Object[] ins, Object[] outs, ByteBuffer bin,
-            ByteBuffer bout) {
+    /** Forms of a heating call ({@link #heatCall}): arrays, in-place arrays, direct buffers, an in-place direct buffer. */
+    private static final int HEAT_FORMS = 4;
+
+    /**
+     * The heating's direct buffers: two pairs, each taken for two calls in turn. Why: {@code
+     * Payload.buffer} stores a reference only when it changes, and heated with one pair C2 compiled
+     * the change as a trap; a program's first call with its own buffers then threw {@code
+     * Communicator.buffers} back to the interpreter and recompiled it during its first calls
+     * (LogCompilation: unstable_if in {@code Payload.buffer}, at the first call of an OSU-style
+     * program on direct buffers). In turn, the profile sees both a change and a repeat.
+     */
+    private static final class HeatBuffers {
+        private final ByteBuffer[] in = new ByteBuffer[2];
+        private final ByteBuffer[] out = new ByteBuffer[2];
+        private int turn;
+
+        HeatBuffers(int bytes) {
+            for (int i = 0; i < 2; i++) {
+                in[i] = ByteBuffer.allocateDirect(bytes).order(ByteOrder.nativeOrder());
+                out[i] = ByteBuffer.allocateDirect(bytes).order(ByteOrder.nativeOrder());
+            }
+        }
+
+        /** The pair of this call: the same for two calls, then the other. */
+        int next() {
+            return (turn++ >> 1) & 1;
+        }
+    }
+
+    /**
+     * One heating call ({@link #heat}, {@link #heatLong}) of {@code n} elements in {@code form}: 0
+     * arrays, 1 an in-place array, 2 direct buffers, 3 an in-place direct buffer; the arrays are
+     * {@code ins[t.ordinal()]} and {@code outs[t.ordinal()]}.
+     */
+    private void heatCall(Collective c, int n, DataType t, Op op, int root, int form, Object[] ins, Object[] outs, HeatBuffers hb) {
         boolean all = c == Collective.ALLREDUCE;
-        boolean inPlace = form == 1;
-        if (form == 2) {
-            if (all) {
-                allreduce(bin, 0, bout, 0, n, t, op);
+        if (form >= 2) {
+            // through the public methods, as a program calls them (their own profiles and compilations)
+            int p = hb.next();
+            ByteBuffer in = hb.in[p];
+            if (form == 3) {
+                if (all) {
+                    allreduce(in, 0, n, t, op);
+                } else {
+                    reduce(in, 0, n, t, op, root);
+                }
+            } else if (all) {
+                allreduce(in, 0, hb.out[p], 0, n, t, op);
             } else {
-                reduce(bin, 0, bout, 0, n, t, op, root);
+                reduce(in, 0, hb.out[p], 0, n, t, op, root);
             }
             return;
         }
+        boolean inPlace = form == 1;
         Object in = ins[t.ordinal()];
         Object out = outs[t.ordinal()];
         switch (t) {
