@@ -151,7 +151,6 @@ final class WarmUp {
             }
             int root = i % size;
             int t = i & 3;
-            int es = t == 0 || t == 2 ? 4 : 8;
             // every call an OSU-style run makes, at one element: its hottest path
             allReduce(viaComm, comm, send, recv, 1, MPI.FLOAT, MPI.SUM);
             reduce(viaComm, comm, send, recv, 1, MPI.FLOAT, MPI.SUM, root);
@@ -159,16 +158,21 @@ final class WarmUp {
             reduce(viaComm, comm, arrays[t], arraysOut[t], 1, types[t], MPI.SUM, root);
             allReduce(viaComm, comm, views[t], viewsOut[t], 1, types[t], MPI.SUM);
             if ((i & 3) == 0) {
-                // past the small-copy threshold, past the engine's inline area, and 4 KiB: the bulk paths
-                int count = (i & 4) == 0 ? 64 / es + 2 : (i & 8) == 0 ? 1024 / es : BIG * 8 / es;
-                allReduce(viaComm, comm, send, recv, count, types[t], MPI.SUM);
-                reduce(viaComm, comm, send, recv, count, types[t], MPI.MAX, root);
-                allReduce(viaComm, comm, arrays[t], arraysOut[t], count, types[t], MPI.SUM);
-                reduce(viaComm, comm, arrays[t], arraysOut[t], count, types[t], MPI.MAX, root);
-                allReduce(viaComm, comm, views[t], viewsOut[t], count, types[t], MPI.SUM);
-                reduce(viaComm, comm, views[t], viewsOut[t], count, types[t], MPI.MAX, root);
+                // past the small-copy threshold, past the engine's inline area, and 4 KiB: the bulk paths, every
+                // type in turn (t is 0 in here: with it, only int views ever took the bulk copies, and a program's
+                // first float view past 64 B threw the compiled copy away: unstable_if in Forms.copyIn, OsuDirect typed)
+                int u = (i >> 4) & 3;
+                int eu = u == 0 || u == 2 ? 4 : 8;
+                int count = (i & 4) == 0 ? 64 / eu + 2 : (i & 8) == 0 ? 1024 / eu : BIG * 8 / eu;
+                allReduce(viaComm, comm, send, recv, count, types[u], MPI.SUM);
+                reduce(viaComm, comm, send, recv, count, types[u], MPI.MAX, root);
+                allReduce(viaComm, comm, arrays[u], arraysOut[u], count, types[u], MPI.SUM);
+                reduce(viaComm, comm, arrays[u], arraysOut[u], count, types[u], MPI.MAX, root);
+                allReduce(viaComm, comm, views[u], viewsOut[u], count, types[u], MPI.SUM);
+                reduce(viaComm, comm, views[u], viewsOut[u], count, types[u], MPI.MAX, root);
             }
             if ((i & 31) == 0) {
+                t = (i >> 5) & 3; // every type in turn here too (i & 3 is 0)
                 int count = 1 + (i >> 5) % 16;
                 // in place (null send: MPI_IN_PLACE; send == recv), heap buffers, big-endian direct buffers and
                 // views, an array with a direct buffer, every op on ints and longs, the floating ops on the rest

@@ -287,6 +287,28 @@ class MpiAgentIT {
         assertTrue(r.err().contains("sharp4j communicator on communicator #"), r::toString);
     }
 
+    /**
+     * An OSU-style program's calls through the agent, after its set-up, deoptimize no sharp4j code
+     * (JFR, {@code mpiapps.Deopts}): the engine's heating and the agent's warm-up took every branch
+     * these calls take. Caught: the warm-up gave only int views the bulk copies, so a program's first
+     * float view past 64 B threw {@code Forms.copyIn} and {@code copyOut} away, mid-table.
+     */
+    @Test
+    @Order(5)
+    void osuStyleCallsThroughTheAgentDoNotDeoptimize() throws Exception {
+        for (List<String> args : List.of(List.of("allreduce", "float", "typed"), List.of("reduce", "double", "bytebuffer"),
+                List.of("allreduce", "int", "array"))) {
+            List<String> program = new java.util.ArrayList<>(List.of("mpiapps.OsuDirect"));
+            program.addAll(args);
+            program.addAll(List.of("4", "4096", "300", "30", "300"));
+            Mpirun.Result r = Mpirun.run(2, Mpirun.java(), List.of(), agent(true), programCp, "mpiapps.Deopts", List.of(),
+                    program.toArray(new String[0]));
+            assertEquals(0, r.exit(), r::toString);
+            assertEquals(2, count(r.out(), "deopts: "), r::toString);
+            assertEquals(2, count(r.out(), "deopts: 0"), () -> args + ": sharp4j code deoptimized during the program's calls\n" + r);
+        }
+    }
+
     /** The sorted "first ... routed through sharp4j" log lines of all ranks, without their time stamps. */
     static List<String> firstCalls(Mpirun.Result r) {
         return r.err().lines().filter(l -> l.contains("routed through sharp4j")).map(l -> l.substring(l.indexOf(' ') + 1)).sorted()

@@ -1,0 +1,64 @@
+package mpiapps;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import jdk.jfr.consumer.RecordedFrame;
+import jdk.jfr.consumer.RecordedMethod;
+import jdk.jfr.consumer.RecordingStream;
+
+/**
+ * Runs another program's {@code main} while JFR records the JIT's deoptimizations, then prints
+ * {@code DEOPT METHOD@BCI REASON <- CALLERS} for each one in sharp4j code outside the set-up (the
+ * engine's heating, the agent's warm-up), and {@code deopts: N}:
+ * {@code mpiapps.Deopts mpiapps.OsuDirect allreduce float typed ...}.
+ *
+ * <p>Such a deoptimization is C2 throwing away compiled sharp4j code because the program took a
+ * branch the set-up never took: the calls after it run interpreted and in C1 while it recompiles,
+ * on the rank's core. Left out: {@code CommState.logFirst}, which runs once per first call of a
+ * kind and is compiled on its own on purpose (see {@code CommState.quiet}): its trap costs nothing
+ * to the routed path. The stream starts first: starting JFR makes every compiled method not entrant.
+ */
+public final class Deopts {
+    private Deopts() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        List<String> found = new ArrayList<>();
+        try (RecordingStream rs = new RecordingStream()) {
+            rs.enable("jdk.Deoptimization").withStackTrace();
+            rs.onEvent("jdk.Deoptimization", e -> {
+                RecordedMethod m = e.getValue("method");
+                if (m == null || !m.getType().getName().startsWith("org.sharp4j") || m.getName().equals("logFirst")) {
+                    return;
+                }
+                List<RecordedFrame> frames = e.getStackTrace() == null ? List.of() : e.getStackTrace().getFrames();
+                StringBuilder callers = new StringBuilder();
+                for (RecordedFrame f : frames) {
+                    RecordedMethod fm = f.getMethod();
+                    String type = fm.getType().getName();
+                    if (type.equals("org.sharp4j.mpi.WarmUp") || type.equals("org.sharp4j.Communicator") && fm.getName().startsWith("heat")
+                            || type.equals("org.sharp4j.coll.Engine") && fm.getName().equals("warmUp")) {
+                        return; // the set-up: it takes these on purpose
+                    }
+                    if (callers.length() < 300) {
+                        callers.append(' ').append(type.substring(type.lastIndexOf('.') + 1)).append('.').append(fm.getName());
+                    }
+                }
+                synchronized (found) {
+                    found.add(m.getType().getName() + "." + m.getName() + "@" + e.getInt("bci") + " " + e.getString("reason") + " <-" + callers);
+                }
+            });
+            rs.startAsync();
+            Thread.sleep(1_000);
+            Class.forName(args[0]).getMethod("main", String[].class).invoke(null, (Object) Arrays.copyOfRange(args, 1, args.length));
+            Thread.sleep(2_000); // the stream delivers about once a second
+        }
+        synchronized (found) {
+            for (String f : found) {
+                System.out.println("DEOPT " + f);
+            }
+            System.out.println("deopts: " + found.size());
+        }
+    }
+}
