@@ -51,8 +51,20 @@ public final class Deopts {
             });
             rs.startAsync();
             Thread.sleep(1_000);
+            // a program that ends with System.exit (the OSU ports) reports from a shutdown hook
+            Thread report = new Thread(() -> report(found));
+            Runtime.getRuntime().addShutdownHook(report);
             Class.forName(args[0]).getMethod("main", String[].class).invoke(null, (Object) Arrays.copyOfRange(args, 1, args.length));
+            Runtime.getRuntime().removeShutdownHook(report);
+            report(found);
+        }
+    }
+
+    private static void report(List<String> found) {
+        try {
             Thread.sleep(2_000); // the stream delivers about once a second
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
         synchronized (found) {
             for (String f : found) {

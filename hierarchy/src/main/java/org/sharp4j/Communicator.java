@@ -261,7 +261,9 @@ public final class Communicator implements AutoCloseable {
                     op = Op.SUM;
                 }
                 int form = (k / (types.length * ops.length)) % HEAT_FORMS;
-                int root = k % size;
+                // k >> 1, not k: the longest path is every odd k, and k % size put all its Reduces on one root
+                // (2 ranks: rank 1), so the other roles in its parts' rounds were never heated
+                int root = (k >> 1) % size;
                 // every other call the longest path (several chunks: the chunk loops and phase 3's pipelined parts)
                 long ab = (k & 1) == 1 ? arBytes[arBytes.length - 1] : arBytes[(k >> 1) % arBytes.length];
                 heatCall(Collective.ALLREDUCE, (int) (ab / t.size), t, op, 0, form, ins, outs, hb);
