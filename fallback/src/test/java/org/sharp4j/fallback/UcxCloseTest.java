@@ -12,7 +12,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.sharp4j.DataType;
@@ -50,51 +49,28 @@ class UcxCloseTest {
         int[] leaders = {0, 1, 2};
         HostStep[] steps = new HostStep[n];
         List<Bootstrap> boots = ThreadBootstrap.group(n, 60_000);
-        AtomicReferenceArray<Throwable> errs = new AtomicReferenceArray<>(n);
         String[] result = new String[n];
-        List<Thread> threads = new ArrayList<>();
-        for (int r = 0; r < n; r++) {
-            final int node = r;
-            Bootstrap b = boots.get(r);
-            Thread th = new Thread(() -> {
-                try (HostStep step = new HostStep(UcxTransport.connect(b, leaders, Map.of("TLS", "tcp"), TIMEOUT),
-                        Team.table(null, n), Team.waiter(TIMEOUT, steps, node), "t")) {
-                    steps[node] = step;
-                    ByteBuffer buf = ByteBuffer.allocateDirect(count * 8).order(ByteOrder.nativeOrder());
-                    for (int call = 0; call < 3; call++) {
-                        Inputs.fill(buf, 0, DataType.DOUBLE, Op.SUM, seed + call, node, count);
-                        if (node == 0 && call == 2) {
-                            Thread.sleep(1_500); // the root lags behind the leaders that go ahead
-                        }
-                        CallStatus st = new CallStatus();
-                        step.reduce(buf, 0, count, DataType.DOUBLE, Op.SUM, 0,
-                                Desc.make(Collective.REDUCE, DataType.DOUBLE, Op.SUM, 0, count), st, false);
-                        assertTrue(st.ok(), "call " + call + ": " + st);
-                        if (node == 0) {
-                            result[call] = Inputs.check(buf, 0, DataType.DOUBLE, Op.SUM, seed + call, n, count);
-                        }
+        Throwable[] errs = Team.run(n, 120_000, node -> {
+            try (HostStep step = new HostStep(UcxTransport.connect(boots.get(node), leaders, Map.of("TLS", "tcp"), TIMEOUT),
+                    Team.table(null, n), Team.waiter(TIMEOUT, steps, node), "t")) {
+                steps[node] = step;
+                ByteBuffer buf = ByteBuffer.allocateDirect(count * 8).order(ByteOrder.nativeOrder());
+                for (int call = 0; call < 3; call++) {
+                    Inputs.fill(buf, 0, DataType.DOUBLE, Op.SUM, seed + call, node, count);
+                    if (node == 0 && call == 2) {
+                        Thread.sleep(1_500); // the root lags behind the leaders that go ahead
                     }
-                } catch (Throwable e) {
-                    errs.set(node, e);
+                    CallStatus st = new CallStatus();
+                    step.reduce(buf, 0, count, DataType.DOUBLE, Op.SUM, 0,
+                            Desc.make(Collective.REDUCE, DataType.DOUBLE, Op.SUM, 0, count), st, false);
+                    assertTrue(st.ok(), "call " + call + ": " + st);
+                    if (node == 0) {
+                        result[call] = Inputs.check(buf, 0, DataType.DOUBLE, Op.SUM, seed + call, n, count);
+                    }
                 }
-            }, "leader-" + r);
-            th.setDaemon(true);
-            threads.add(th);
-            th.start();
-        }
-        for (int r = 0; r < n; r++) {
-            try {
-                threads.get(r).join(120_000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
             }
-            assertTrue(!threads.get(r).isAlive(), "leader " + r + " hangs");
-        }
-        for (int r = 0; r < n; r++) {
-            if (errs.get(r) != null) {
-                throw new AssertionError("leader " + r + ": " + errs.get(r), errs.get(r));
-            }
-        }
+        });
+        noErrors(errs);
         for (int call = 0; call < 3; call++) {
             assertNull(result[call], "the root's result of call " + call);
         }
@@ -114,55 +90,35 @@ class UcxCloseTest {
         HostStep[] steps = new HostStep[n];
         Transport[] trs = new Transport[n];
         List<Bootstrap> boots = ThreadBootstrap.group(n, 60_000);
-        AtomicReferenceArray<Throwable> errs = new AtomicReferenceArray<>(n);
         long[] closeNanos = new long[n];
         ch.qos.logback.classic.Logger logger =
                 (ch.qos.logback.classic.Logger) LoggerFactory.getLogger("org.sharp4j.fallback");
         ListAppender<ILoggingEvent> app = new ListAppender<>();
         app.start();
         logger.addAppender(app);
-        List<Thread> threads = new ArrayList<>();
+        Throwable[] errs;
         try {
-            for (int r = 0; r < n; r++) {
-                final int node = r;
-                Bootstrap b = boots.get(r);
-                Thread th = new Thread(() -> {
-                    try {
-                        trs[node] = UcxTransport.connect(b, leaders, Map.of("TLS", "tcp"), TIMEOUT);
-                        steps[node] = new HostStep(trs[node], Team.table(null, n), Team.waiter(TIMEOUT, steps, node), "t");
-                        ByteBuffer buf = ByteBuffer.allocateDirect(64).order(ByteOrder.nativeOrder());
-                        CallStatus st = new CallStatus();
-                        steps[node].allreduce(buf, 0, 8, DataType.DOUBLE, Op.SUM,
-                                Desc.make(Collective.ALLREDUCE, DataType.DOUBLE, Op.SUM, 0, 8), st, false);
-                        assertTrue(st.ok(), "allreduce: " + st);
-                        if (node == dead) {
-                            trs[node].closeAfterFailure(); // gone: no meeting, no goodbye
-                            return;
-                        }
-                        Thread.sleep(300); // the dead leader's endpoints are down before the meeting starts
-                        long t0 = System.nanoTime();
-                        steps[node].close();
-                        closeNanos[node] = System.nanoTime() - t0;
-                    } catch (Throwable e) {
-                        errs.set(node, e);
-                    }
-                }, "leader-" + r);
-                th.setDaemon(true);
-                threads.add(th);
-                th.start();
-            }
-            for (Thread th : threads) {
-                th.join(120_000);
-                assertTrue(!th.isAlive(), th.getName() + " hangs");
-            }
+            errs = Team.run(n, 120_000, node -> {
+                trs[node] = UcxTransport.connect(boots.get(node), leaders, Map.of("TLS", "tcp"), TIMEOUT);
+                steps[node] = new HostStep(trs[node], Team.table(null, n), Team.waiter(TIMEOUT, steps, node), "t");
+                ByteBuffer buf = ByteBuffer.allocateDirect(64).order(ByteOrder.nativeOrder());
+                CallStatus st = new CallStatus();
+                steps[node].allreduce(buf, 0, 8, DataType.DOUBLE, Op.SUM,
+                        Desc.make(Collective.ALLREDUCE, DataType.DOUBLE, Op.SUM, 0, 8), st, false);
+                assertTrue(st.ok(), "allreduce: " + st);
+                if (node == dead) {
+                    trs[node].closeAfterFailure(); // gone: no meeting, no goodbye
+                    return;
+                }
+                Thread.sleep(300); // the dead leader's endpoints are down before the meeting starts
+                long t0 = System.nanoTime();
+                steps[node].close();
+                closeNanos[node] = System.nanoTime() - t0;
+            });
         } finally {
             logger.detachAppender(app);
         }
-        for (int r = 0; r < n; r++) {
-            if (errs.get(r) != null) {
-                throw new AssertionError("leader " + r + ": " + errs.get(r), errs.get(r));
-            }
-        }
+        noErrors(errs);
         List<String> warns = new ArrayList<>();
         synchronized (app.list) {
             for (ILoggingEvent e : app.list) {
@@ -180,6 +136,14 @@ class UcxCloseTest {
         assertTrue(!warns.isEmpty(), "no WARN about the missed meeting");
         for (String w : warns) {
             assertTrue(w.contains("rank " + dead) || w.contains("node " + dead), "the WARN names the dead leader: " + w);
+        }
+    }
+
+    private static void noErrors(Throwable[] errs) {
+        for (int r = 0; r < errs.length; r++) {
+            if (errs[r] != null) {
+                throw new AssertionError("leader " + r + ": " + errs[r], errs[r]);
+            }
         }
     }
 }
