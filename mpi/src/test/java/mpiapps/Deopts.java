@@ -17,7 +17,9 @@ import jdk.jfr.consumer.RecordingStream;
  * branch the set-up never took: the calls after it run interpreted and in C1 while it recompiles,
  * on the rank's core. Left out: {@code CommState.logFirst}, which runs once per first call of a
  * kind and is compiled on its own on purpose (see {@code CommState.quiet}): its trap costs nothing
- * to the routed path. The stream starts first: starting JFR makes every compiled method not entrant.
+ * to the routed path; and the agent's shaded Byte Buddy ({@code org.sharp4j.mpi.shaded}), which
+ * transforms classes as the program loads them, not a call's path (seen: a class_check in its
+ * {@code TypePool} while OsuDirect loaded a class mid-run). The stream starts first: starting JFR makes every compiled method not entrant.
  */
 public final class Deopts {
     private Deopts() {
@@ -29,7 +31,8 @@ public final class Deopts {
             rs.enable("jdk.Deoptimization").withStackTrace();
             rs.onEvent("jdk.Deoptimization", e -> {
                 RecordedMethod m = e.getValue("method");
-                if (m == null || !m.getType().getName().startsWith("org.sharp4j") || m.getName().equals("logFirst")) {
+                if (m == null || !m.getType().getName().startsWith("org.sharp4j") || m.getName().equals("logFirst")
+                        || m.getType().getName().startsWith("org.sharp4j.mpi.shaded.")) {
                     return;
                 }
                 List<RecordedFrame> frames = e.getStackTrace() == null ? List.of() : e.getStackTrace().getFrames();
