@@ -1,5 +1,6 @@
 package org.sharp4j.fallback;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -35,6 +36,8 @@ import org.slf4j.LoggerFactory;
  */
 class UcxCloseTest {
     private static final long TIMEOUT = TimeUnit.SECONDS.toNanos(60);
+    /** The steps' timeout where a leader dies: the meeting may have to run into it (see that test). */
+    private static final long SHORT_TIMEOUT = TimeUnit.SECONDS.toNanos(8);
 
     @BeforeAll
     static void ucxPresent() {
@@ -78,9 +81,12 @@ class UcxCloseTest {
 
     /**
      * A leader that dies after the last call (its transport goes away without the meeting): the
-     * others' close still returns, long before the timeout, and says which leader it missed at
-     * WARN. Before, the miss was logged at DEBUG only, so a node lost at the end of a job went
-     * unreported.
+     * others' close still returns, within the timeout, and each says at WARN that the meeting ended
+     * early, naming a leader. Before, the miss was logged at DEBUG only, so a node lost at the end
+     * of a job went unreported. How the others learn it depends on UCX: usually the endpoint to the
+     * dead leader fails within a second ("disconnected", naming it), but on a loaded machine (a CI
+     * run) no endpoint error came and the meeting ran into the timeout; so the steps here have a
+     * short one, and a "disconnected" WARN must name the dead leader.
      */
     @Test
     void aLeaderGoneBeforeTheMeetingIsNamedAtWarnAndCloseStillReturns() throws Exception {
@@ -100,7 +106,7 @@ class UcxCloseTest {
         try {
             errs = Team.run(n, 120_000, node -> {
                 trs[node] = UcxTransport.connect(boots.get(node), leaders, Map.of("TLS", "tcp"), TIMEOUT);
-                steps[node] = new HostStep(trs[node], Team.table(null, n), Team.waiter(TIMEOUT, steps, node), "t");
+                steps[node] = new HostStep(trs[node], Team.table(null, n), Team.waiter(SHORT_TIMEOUT, steps, node), "t");
                 ByteBuffer buf = ByteBuffer.allocateDirect(64).order(ByteOrder.nativeOrder());
                 CallStatus st = new CallStatus();
                 steps[node].allreduce(buf, 0, 8, DataType.DOUBLE, Op.SUM,
@@ -129,13 +135,16 @@ class UcxCloseTest {
         }
         for (int r = 0; r < n; r++) {
             if (r != dead) {
-                assertTrue(closeNanos[r] < TIMEOUT / 2, "leader " + r + "'s close waited "
+                assertTrue(closeNanos[r] < 3 * SHORT_TIMEOUT, "leader " + r + "'s close waited "
                         + closeNanos[r] / 1_000_000 + " ms for a dead leader");
             }
         }
-        assertTrue(!warns.isEmpty(), "no WARN about the missed meeting");
+        assertEquals(n - 1, warns.size(), "one WARN about the missed meeting per leader left: " + warns);
         for (String w : warns) {
-            assertTrue(w.contains("rank " + dead) || w.contains("node " + dead), "the WARN names the dead leader: " + w);
+            assertTrue(w.contains("rank "), "the WARN names a leader: " + w);
+            if (w.contains("disconnected")) {
+                assertTrue(w.contains("rank " + dead) || w.contains("node " + dead), "a disconnect names the dead leader: " + w);
+            }
         }
     }
 
