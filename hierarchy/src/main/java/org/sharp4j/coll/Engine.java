@@ -124,6 +124,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * segment's index. Set once the table is compiled; the same on every rank.
      */
     private final long[] exchangeUpTo = new long[Collective.values().length];
+    /** Set by the closing thread before the inter-node step's close (its meeting waits through {@link #check}), read there for messages. */
+    private boolean closing;
     private final int[] exchangeSegment = new int[Collective.values().length];
     /**
      * One socket on one node and no inter-node step: the socket is the only level with data, and
@@ -1062,7 +1064,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      */
     @Override
     public void check(int awaitedRank, long waitedNanos, long timeoutNanos) {
-        String what = current.name().toLowerCase() + " #" + seq;
+        String what = closing ? "close (the node leaders' meeting after " + current.name().toLowerCase() + " #" + seq + ")"
+                : current.name().toLowerCase() + " #" + seq;
         String own = abortReason;
         if (own != null) {
             throw new Sharp4jException("rank " + rank + ": aborted during " + what + ": " + own);
@@ -1317,6 +1320,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         }
         try {
             if (inter != null) {
+                closing = true; // the node leaders meet before they close: a timeout there names the close
                 inter.close();
             }
         } finally {

@@ -6,8 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.sharp4j.it.CloseLagMain;
 import org.sharp4j.it.FaultRig;
 import org.sharp4j.it.StressMain;
 
@@ -59,6 +64,44 @@ class UcxFaultTest {
                 assertTrue(seen < 3 * TIMEOUT_S + 10, "survivors took " + seen + " s to name a stopped rank (timeout " + TIMEOUT_S + " s)");
                 assertTrue(errs[victim] != null, "the stopped rank did not report after SIGCONT:\n" + job.output());
             }
+        }
+    }
+
+    /**
+     * A node leader that is alive but does not close (it sleeps past the others' timeout): the
+     * others close anyway, within the timeout and its dissemination, and each says at WARN that
+     * the leaders' meeting before close ended early, naming that leader, in the close, not in
+     * the last call. The laggard closes at once when it comes, and nothing is left behind.
+     */
+    @Test
+    void aLeaderThatDoesNotCloseIsNamedByTheOthersClose() throws Exception {
+        int np = 3;
+        int laggard = 2;
+        List<String> jvm = List.of("-Dsharp4j.internode=ucx", "-Dsharp4j.timeout=" + TIMEOUT_S);
+        try (FaultRig job = new FaultRig(FaultRig.launcher(jvm, "-np", "3", "--nodes", "3", "--tag-output",
+                CloseLagMain.class.getName(), Integer.toString(laggard), Integer.toString(4 * TIMEOUT_S + 4)), List.of())) {
+            int exit = job.waitFor(120);
+            String out = job.output();
+            assertEquals(0, exit, out);
+            for (int r = 0; r < np; r++) {
+                String tag = "[1," + r + "]";
+                Matcher closed = Pattern.compile(Pattern.quote(tag) + "<stdout>:rank " + r + " closed in ([0-9.]+) s").matcher(out);
+                assertTrue(closed.find(), "rank " + r + " did not close:\n" + out);
+                double s = Double.parseDouble(closed.group(1));
+                List<String> warns = job.lines.stream().filter(l -> l.startsWith(tag) && l.contains("meeting before close"))
+                        .collect(Collectors.toList());
+                if (r == laggard) {
+                    assertTrue(s < TIMEOUT_S, "the laggard's close took " + s + " s:\n" + out);
+                    continue;
+                }
+                assertTrue(s >= TIMEOUT_S - 1 && s < 3 * TIMEOUT_S + 5, "rank " + r + "'s close took " + s + " s (timeout " + TIMEOUT_S + " s):\n" + out);
+                assertEquals(1, warns.size(), "rank " + r + ": one WARN about the meeting:\n" + out);
+                String w = warns.get(0);
+                assertTrue(w.contains("because of rank " + laggard) || w.contains("waiting for rank " + laggard),
+                        "rank " + r + " must name rank " + laggard + ": " + w);
+                assertTrue(w.contains("in close") || w.contains("during close"), "the WARN must say the close, not the last call: " + w);
+            }
+            assertEquals(List.of(), job.leftovers(List.of("sharp4j", "jucx"), List.of()), out);
         }
     }
 }
