@@ -8,6 +8,7 @@ import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.sharp4j.testkit.Procs;
 
 /**
  * {@link Sharp4jMpi} under mpirun -np 2, with the library on the class path (the agent jar, which
@@ -43,8 +44,8 @@ class ExplicitApiIT {
         assumeTrue(skip == null, skip);
     }
 
-    static Mpirun.Result run(List<String> jvmArgs) throws Exception {
-        Mpirun.Result r = Mpirun.run(2, Mpirun.java(), List.of(), jvmArgs, cp, ExplicitApiMain.class.getName(), List.of());
+    static Procs.Result run(List<String> jvmArgs) throws Exception {
+        Procs.Result r = Mpirun.run(2, Procs.java(), List.of(), jvmArgs, cp, ExplicitApiMain.class.getName(), List.of());
         assertEquals(0, r.exit(), r::toString);
         assertTrue(r.out().contains("EXPLICIT OK"), r::toString);
         return r;
@@ -52,7 +53,7 @@ class ExplicitApiIT {
 
     @Test
     void explicitApiWithoutTheAgent() throws Exception {
-        Mpirun.Result r = run(List.of(logConfig));
+        Procs.Result r = run(List.of(logConfig));
         assertTrue(r.out().contains("routed allReduce=2 reduce=2 barrier=1 passed allReduce=1"), r::toString);
         assertTrue(r.out().contains("agent=false"), r::toString);
         assertTrue(r.err().contains("sharp4j-mpi summary at exit (world rank 0): allReduce: 2 routed, 1 passed to MPI (user-defined op: 1)"),
@@ -61,18 +62,18 @@ class ExplicitApiIT {
 
     @Test
     void explicitApiWithTheAgent() throws Exception {
-        Mpirun.Result r = run(List.of("-javaagent:" + agentJar, "-Dsharp4j.enable=true"));
+        Procs.Result r = run(List.of("-javaagent:" + agentJar, "-Dsharp4j.enable=true"));
         assertTrue(r.out().contains("routed allReduce=2 reduce=2 barrier=1 passed allReduce=1"), r::toString);
         assertTrue(r.out().contains("agent=true"), r::toString);
         assertTrue(r.err().contains("sharp4j-mpi summary at MPI.Finalize (world rank 0): allReduce: 2 routed, 1 passed to MPI (user-defined op: 1)"),
                 r::toString);
     }
 
-    static Mpirun.Result init(String... jvmArgs) throws Exception {
+    static Procs.Result init(String... jvmArgs) throws Exception {
         List<String> args = new java.util.ArrayList<>(List.of(jvmArgs));
         args.add(logConfig);
         args.add("-Dsharp4j.log.level=INFO");
-        Mpirun.Result r = Mpirun.run(2, Mpirun.java(), List.of(), args, cp, InitBootstrapMain.class.getName(), List.of());
+        Procs.Result r = Mpirun.run(2, Procs.java(), List.of(), args, cp, InitBootstrapMain.class.getName(), List.of());
         assertEquals(0, r.exit(), r::toString);
         assertTrue(r.out().contains("INIT OK 2"), r::toString);
         return r;

@@ -22,6 +22,7 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.sharp4j.testkit.Procs;
 
 /**
  * The {@code -javaagent} end to end under mpirun (flags from .ci/mpi-env.sh): unmodified Open MPI
@@ -76,34 +77,34 @@ class MpiAgentIT {
         return List.of("-javaagent:" + agentJar, "-Dsharp4j.enable=" + enable);
     }
 
-    static Mpirun.Result cg(int np, List<String> jvmArgs, List<String> mpirunArgs, List<String> env) throws Exception {
-        Mpirun.Result r = Mpirun.run(np, Mpirun.java(), mpirunArgs, jvmArgs, programCp, "mpiapps.CgSolver", env, CG_ARGS);
+    static Procs.Result cg(int np, List<String> jvmArgs, List<String> mpirunArgs, List<String> env) throws Exception {
+        Procs.Result r = Mpirun.run(np, Procs.java(), mpirunArgs, jvmArgs, programCp, "mpiapps.CgSolver", env, CG_ARGS);
         assertEquals(0, r.exit(), r::toString);
         return r;
     }
 
     /** The solver's printed results without the timing line. */
-    static String results(Mpirun.Result r) {
+    static String results(Procs.Result r) {
         String s = r.out().lines().filter(l -> !l.startsWith("timing:")).collect(Collectors.joining("\n"));
         assertTrue(s.contains("iterations=") && s.contains("checksum_x="), r::toString);
         return s;
     }
 
     /** Mean time per iteration over the timed solves. */
-    static double usPerIteration(Mpirun.Result r) {
+    static double usPerIteration(Procs.Result r) {
         Matcher m = Pattern.compile(" time_per_iteration_us=([0-9.]+)").matcher(r.out());
         assertTrue(m.find(), r::toString);
         return Double.parseDouble(m.group(1));
     }
 
     /** Time per iteration of the median timed solve: the usual pace, without the stalls of a shared machine. */
-    static double usPerIterationMedian(Mpirun.Result r) {
+    static double usPerIterationMedian(Procs.Result r) {
         Matcher m = Pattern.compile("median_solve_time_per_iteration_us=([0-9.]+)").matcher(r.out());
         assertTrue(m.find(), r::toString);
         return Double.parseDouble(m.group(1));
     }
 
-    static String summary(Mpirun.Result r) {
+    static String summary(Procs.Result r) {
         Matcher m = SUMMARY.matcher(r.err());
         assertTrue(m.find(), () -> "no summary line from rank 0\n" + r);
         return m.group(1);
@@ -138,11 +139,11 @@ class MpiAgentIT {
     @Test
     @Order(2)
     void cgSolverNp2SameResultsWithAndWithoutTheAgent() throws Exception {
-        Mpirun.Result plain = cg(2, List.of(), List.of(), List.of());
-        Mpirun.Result routed = cg(2, agent(true), List.of(), List.of());
-        Mpirun.Result viaEnv = cg(2, List.of(), List.of("-x", "JAVA_TOOL_OPTIONS"),
+        Procs.Result plain = cg(2, List.of(), List.of(), List.of());
+        Procs.Result routed = cg(2, agent(true), List.of(), List.of());
+        Procs.Result viaEnv = cg(2, List.of(), List.of("-x", "JAVA_TOOL_OPTIONS"),
                 List.of("JAVA_TOOL_OPTIONS=" + String.join(" ", agent(true))));
-        Mpirun.Result off = cg(2, agent(false), List.of(), List.of());
+        Procs.Result off = cg(2, agent(false), List.of(), List.of());
 
         String expected = results(plain);
         assertEquals(expected, results(routed), "agent, -Dsharp4j.enable=true");
@@ -158,7 +159,7 @@ class MpiAgentIT {
         long barriers = 1 + 2L * (solves - 1);
         String want = "allReduce: " + allReduces + " routed, 0 passed to MPI; reduce: 2 routed, 0 passed to MPI; barrier: " + barriers
                 + " routed, 0 passed to MPI";
-        for (Mpirun.Result r : List.of(routed, viaEnv)) {
+        for (Procs.Result r : List.of(routed, viaEnv)) {
             assertTrue(r.err().contains("sharp4j-mpi agent installed"), r::toString);
             assertTrue(r.err().contains("sharp4j communicator on MPI.COMM_WORLD: 2 ranks"), r::toString);
             for (String first : List.of("allReduce of MPI.DOUBLE with MPI.SUM", "allReduce of MPI.DOUBLE with MPI.MAX",
@@ -189,8 +190,8 @@ class MpiAgentIT {
         List<Double> sharpMedian = new java.util.ArrayList<>();
         String iterations = null;
         for (int round = 0; round < 3; round++) {
-            Mpirun.Result a = Mpirun.run(2, Mpirun.java(), List.of(), List.of(), programCp, "mpiapps.CgSolver", List.of(), TIMING_ARGS);
-            Mpirun.Result b = Mpirun.run(2, Mpirun.java(), List.of(), agent(true), programCp, "mpiapps.CgSolver", List.of(), TIMING_ARGS);
+            Procs.Result a = Mpirun.run(2, Procs.java(), List.of(), List.of(), programCp, "mpiapps.CgSolver", List.of(), TIMING_ARGS);
+            Procs.Result b = Mpirun.run(2, Procs.java(), List.of(), agent(true), programCp, "mpiapps.CgSolver", List.of(), TIMING_ARGS);
             assertEquals(0, a.exit(), a::toString);
             assertEquals(0, b.exit(), b::toString);
             assertEquals(results(a), results(b));
@@ -221,8 +222,8 @@ class MpiAgentIT {
     @Test
     @Order(4)
     void cgSolverNp4Oversubscribed() throws Exception {
-        Mpirun.Result plain = cg(4, List.of(), List.of(), List.of());
-        Mpirun.Result routed = cg(4, agent(true), List.of(), List.of());
+        Procs.Result plain = cg(4, List.of(), List.of(), List.of());
+        Procs.Result routed = cg(4, agent(true), List.of(), List.of());
         String a = results(plain);
         String b = results(routed);
         assertTrue(routed.err().contains("sharp4j communicator on MPI.COMM_WORLD: 4 ranks"), routed::toString);
@@ -257,13 +258,13 @@ class MpiAgentIT {
     @Test
     @Order(5)
     void casesRouteOrPassThroughWithMpisResults() throws Exception {
-        Mpirun.Result plain = Mpirun.run(2, Mpirun.java(), List.of(), List.of(), programCp, "mpiapps.MpiCases", List.of());
+        Procs.Result plain = Mpirun.run(2, Procs.java(), List.of(), List.of(), programCp, "mpiapps.MpiCases", List.of());
         assertEquals(0, plain.exit(), plain::toString);
         assertTrue(plain.out().contains("ALL OK"), plain::toString);
 
         List<String> debug = new java.util.ArrayList<>(agent(true));
         debug.add("-Dsharp4j.mpi.log.level=DEBUG");
-        Mpirun.Result r = Mpirun.run(2, Mpirun.java(), List.of(), debug, programCp, "mpiapps.MpiCases", List.of());
+        Procs.Result r = Mpirun.run(2, Procs.java(), List.of(), debug, programCp, "mpiapps.MpiCases", List.of());
         assertEquals(0, r.exit(), r::toString);
         assertTrue(r.out().contains("ALL OK"), r::toString);
         assertEquals(CASES_SUMMARY, summary(r), r::toString);
@@ -274,7 +275,7 @@ class MpiAgentIT {
         assertEquals(2, count(r.err(), "routed paths on communicator #2: warm already on every rank"), r::toString);
         List<String> noWarm = new java.util.ArrayList<>(debug);
         noWarm.add("-Dsharp4j.warmup=0");
-        Mpirun.Result cold = Mpirun.run(2, Mpirun.java(), List.of(), noWarm, programCp, "mpiapps.MpiCases", List.of());
+        Procs.Result cold = Mpirun.run(2, Procs.java(), List.of(), noWarm, programCp, "mpiapps.MpiCases", List.of());
         assertEquals(0, cold.exit(), cold::toString);
         assertTrue(cold.out().contains("ALL OK"), cold::toString);
         assertEquals(CASES_SUMMARY, summary(cold), cold::toString);
@@ -301,7 +302,7 @@ class MpiAgentIT {
             List<String> program = new java.util.ArrayList<>(List.of("mpiapps.OsuDirect"));
             program.addAll(args);
             program.addAll(List.of("4", "4096", "300", "30", "300"));
-            Mpirun.Result r = Mpirun.run(2, Mpirun.java(), List.of(), agent(true), programCp, "mpiapps.Deopts", List.of(),
+            Procs.Result r = Mpirun.run(2, Procs.java(), List.of(), agent(true), programCp, "mpiapps.Deopts", List.of(),
                     program.toArray(new String[0]));
             assertEquals(0, r.exit(), r::toString);
             assertEquals(2, count(r.out(), "deopts: "), r::toString);
@@ -310,7 +311,7 @@ class MpiAgentIT {
     }
 
     /** The sorted "first ... routed through sharp4j" log lines of all ranks, without their time stamps. */
-    static List<String> firstCalls(Mpirun.Result r) {
+    static List<String> firstCalls(Procs.Result r) {
         return r.err().lines().filter(l -> l.contains("routed through sharp4j")).map(l -> l.substring(l.indexOf(' ') + 1)).sorted()
                 .collect(Collectors.toList());
     }
@@ -319,7 +320,7 @@ class MpiAgentIT {
     @Test
     @Order(6)
     void casesNp3() throws Exception {
-        Mpirun.Result r = Mpirun.run(3, Mpirun.java(), List.of(), agent(true), programCp, "mpiapps.MpiCases", List.of());
+        Procs.Result r = Mpirun.run(3, Procs.java(), List.of(), agent(true), programCp, "mpiapps.MpiCases", List.of());
         assertEquals(0, r.exit(), r::toString);
         assertTrue(r.out().contains("ALL OK"), r::toString);
         assertEquals(CASES_SUMMARY, summary(r), r::toString);
@@ -340,8 +341,8 @@ class MpiAgentIT {
             jdk25 = null;
         }
         assumeTrue(jdk25 != null, "no Temurin 25 under /usr/lib/jvm: skipping");
-        Mpirun.Result plain = cg(2, List.of(), List.of(), List.of());
-        Mpirun.Result r = Mpirun.run(2, jdk25.resolve("bin/java").toString(), List.of(), agent(true), programCp, "mpiapps.CgSolver",
+        Procs.Result plain = cg(2, List.of(), List.of(), List.of());
+        Procs.Result r = Mpirun.run(2, jdk25.resolve("bin/java").toString(), List.of(), agent(true), programCp, "mpiapps.CgSolver",
                 List.of(), CG_ARGS);
         assertEquals(0, r.exit(), r::toString);
         assertEquals(results(plain), results(r));

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.sharp4j.it.FaultRig;
+import org.sharp4j.testkit.Procs;
 
 /**
  * The fault-injection table's rows under mpirun (issue 16):
@@ -58,9 +59,9 @@ class MpiFaultIT {
     static List<String> command(int np, List<String> jvmArgs, String cp, String main, String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(Mpirun.mpirun.toString());
-        cmd.addAll(Mpirun.words(Mpirun.mpirunFlags));
-        cmd.addAll(List.of("-np", Integer.toString(np), Mpirun.java()));
-        cmd.addAll(Mpirun.words(Mpirun.javaOpts));
+        cmd.addAll(Procs.words(Mpirun.mpirunFlags));
+        cmd.addAll(List.of("-np", Integer.toString(np), Procs.java()));
+        cmd.addAll(Procs.words(Mpirun.javaOpts));
         cmd.addAll(jvmArgs);
         cmd.addAll(List.of("-Xmx256m", "-cp", cp, main));
         cmd.addAll(List.of(args));

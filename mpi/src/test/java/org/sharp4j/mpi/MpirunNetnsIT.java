@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -20,6 +19,8 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.sharp4j.testkit.NetnsRig;
+import org.sharp4j.testkit.Procs;
 
 /**
  * mpirun across three "hosts" on this machine: the network namespaces of {@code .ci/netns-rig.sh}
@@ -39,22 +40,16 @@ import org.junit.jupiter.api.TestMethodOrder;
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class MpirunNetnsIT {
-    static final long PID = ProcessHandle.current().pid();
-    static final String RIG_ID = "s4jmr" + PID % 100_000;
-    static final String RIG_NET = "10.232." + PID % 250;
-    /** For the agent (RIG_ID, RIG_NET: it passes the environment on to orted and the ranks, as does the rig) and UCX. */
-    static final List<String> ENV = List.of("RIG_ID=" + RIG_ID, "RIG_NET=" + RIG_NET,
-            "UCX_LOG_LEVEL=error"); // UCX 1.13's version warning goes to stdout, where the results are
+    /**
+     * The rig (RIG_ID s4jmr..., 10.232.x). Its environment goes to mpirun, which passes it on to
+     * orted and the ranks, as the rig's rsh agent does.
+     */
+    static NetnsRig rig;
     /** n, max iterations, tolerance, solves: one for the results and one timed (~300 allReduces on each rank). */
     static final String[] CG_ARGS = {"48", "5000", "1e-10", "2"};
     /** UCX between the hosts over TCP on the veth, and a short sharp4j timeout so that a failure does not hang. */
     static final List<String> SHARP4J_OPTS = List.of("-Dsharp4j.ucx.tls=tcp", "-Dsharp4j.ucx.net.devices=eth0", "-Dsharp4j.timeout=60");
 
-    static Path rig;
-    static Path rsh;
-    static Path hostfile;
-    static boolean rigUp;
-    static Thread downOnExit;
     static String agentJar;
 
     /** Why every test is skipped (each test says so: surefire drops a class-level assumption without a trace), or null. */
@@ -72,29 +67,14 @@ class MpirunNetnsIT {
         agentJar = System.getProperty("sharp4j.it.agentJar");
         assertNotNull(agentJar, "sharp4j.it.agentJar (set by the pom)");
         assertTrue(Files.isRegularFile(Path.of(agentJar)), "no agent jar at " + agentJar + " (mvn package builds it)");
-        Path top = Path.of("").toAbsolutePath();
-        while (top != null && !Files.isRegularFile(top.resolve(".ci/netns-rig.sh"))) {
-            top = top.getParent();
-        }
-        assertNotNull(top, "no .ci/netns-rig.sh above " + Path.of("").toAbsolutePath());
-        rig = top.resolve(".ci/netns-rig.sh");
-        rsh = top.resolve(".ci/netns-rsh");
-        assertTrue(Files.isExecutable(rsh), rsh + " must exist and be executable");
-
-        Mpirun.Result check = rig("check");
-        if (check.exit() != 0) {
-            skipAll("network namespaces are not available here, mpirun across netns hosts is skipped: " + (check.out() + check.err()).trim());
+        rig = new NetnsRig("s4jmr", "10.232");
+        String why = rig.problem();
+        if (why != null) {
+            skipAll("network namespaces are not available here, mpirun across netns hosts is skipped: " + why);
             noNamespaces = true;
             return;
         }
-        downOnExit = new Thread(MpirunNetnsIT::quietDown, "netns-rig down");
-        Runtime.getRuntime().addShutdownHook(downOnExit);
-        rigUp = true;
-        Mpirun.Result up = rig("up", "3");
-        assertEquals(0, up.exit(), () -> "netns-rig.sh up 3 (RIG_ID=" + RIG_ID + " RIG_NET=" + RIG_NET + ")\n" + up);
-        hostfile = Files.createTempFile("netns-hosts", ".txt");
-        hostfile.toFile().deleteOnExit();
-        Files.writeString(hostfile, "host0 slots=2\nhost1 slots=2\nhost2 slots=2\n", StandardCharsets.UTF_8);
+        rig.up(3, 2);
     }
 
     static void skipAll(String why) {
@@ -113,68 +93,21 @@ class MpirunNetnsIT {
 
     @AfterAll
     static void takeTheRigDown() throws Exception {
-        if (rigUp) {
-            Mpirun.Result down = rig("down");
-            rigUp = false;
-            try {
-                Runtime.getRuntime().removeShutdownHook(downOnExit);
-            } catch (IllegalStateException shuttingDown) {
-                // the hook runs anyway; down is idempotent
-            }
+        Procs.Result down = rig == null ? null : rig.down();
+        if (down != null) {
             assertEquals(0, down.exit(), down::toString);
         }
-        if (hostfile != null) {
-            Files.deleteIfExists(hostfile);
-        }
-    }
-
-    /** At JVM exit (the fork stopped mid-test): mpirun in the root namespace first, then the rig and what runs inside it. */
-    static void quietDown() {
-        try {
-            if (rigUp) {
-                ProcessHandle.current().descendants().forEach(ProcessHandle::destroyForcibly);
-                rig("down");
-            }
-        } catch (Exception e) {
-            // at exit: nothing more to do
-        }
-    }
-
-    static Mpirun.Result rig(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("bash", rig.toString()));
-        cmd.addAll(List.of(args));
-        return Mpirun.run(cmd, ENV, 60);
-    }
-
-    /**
-     * .ci/mpi-env.sh's flags without their {@code --mca btl} (Open MPI refuses a parameter given
-     * twice), then what the rig needs.
-     */
-    static List<String> mpirunFlags() {
-        List<String> base = Mpirun.words(Mpirun.mpirunFlags);
-        List<String> flags = new ArrayList<>();
-        for (int i = 0; i < base.size(); i++) {
-            if ((base.get(i).equals("--mca") || base.get(i).equals("-mca")) && i + 2 < base.size() && base.get(i + 1).equals("btl")) {
-                i += 2;
-            } else {
-                flags.add(base.get(i));
-            }
-        }
-        String subnet = RIG_NET + ".0/24";
-        flags.addAll(List.of("--hostfile", hostfile.toString(), "--mca", "plm_rsh_agent", rsh.toString(),
-                "--mca", "oob_tcp_if_include", subnet, "--mca", "btl_tcp_if_include", subnet, "--mca", "btl", "self,vader,tcp"));
-        return flags;
     }
 
     /** mpirun FLAGS [mpirunArgs] -np N PROGRAM... on the rig. */
-    static Mpirun.Result mpirun(int np, List<String> mpirunArgs, List<String> program) throws Exception {
+    static Procs.Result mpirun(int np, List<String> mpirunArgs, List<String> program) throws Exception {
         List<String> cmd = new ArrayList<>();
         cmd.add(Mpirun.mpirun.toString());
-        cmd.addAll(mpirunFlags());
+        cmd.addAll(rig.mpirunFlags(Mpirun.mpirunFlags));
         cmd.addAll(mpirunArgs);
         cmd.addAll(List.of("-np", Integer.toString(np)));
         cmd.addAll(program);
-        return Mpirun.run(cmd, ENV, 180);
+        return Procs.run(cmd, rig.env, 180);
     }
 
     /**
@@ -185,8 +118,8 @@ class MpirunNetnsIT {
      */
     static List<String> java(List<String> jvmArgs, String classPath, String main, String... args) {
         List<String> cmd = new ArrayList<>();
-        cmd.addAll(List.of(Mpirun.java(), "-cp", classPath));
-        cmd.addAll(Mpirun.words(Mpirun.javaOpts));
+        cmd.addAll(List.of(Procs.java(), "-cp", classPath));
+        cmd.addAll(Procs.words(Mpirun.javaOpts));
         cmd.addAll(jvmArgs);
         cmd.addAll(List.of("-Xmx256m", main));
         cmd.addAll(List.of(args));
@@ -197,12 +130,12 @@ class MpirunNetnsIT {
     @Test
     @Order(1)
     void ranksRunInTheirHostsNamespaces() throws Exception {
-        Mpirun.Result r = mpirun(6, List.of(), List.of("sh", "-c",
+        Procs.Result r = mpirun(6, List.of(), List.of("sh", "-c",
                 "echo \"rank $OMPI_COMM_WORLD_RANK on $(hostname) $(ip -o -4 addr show eth0 | awk '{print $4}')\""));
         assertEquals(0, r.exit(), r::toString);
         for (int rank = 0; rank < 6; rank++) {
             int h = rank / 2;
-            String line = "rank " + rank + " on host" + h + " " + RIG_NET + "." + (h + 1) + "/24";
+            String line = "rank " + rank + " on host" + h + " " + rig.net + "." + (h + 1) + "/24";
             assertTrue(r.out().lines().anyMatch(line::equals), () -> line + "\n" + r);
         }
     }
@@ -217,11 +150,11 @@ class MpirunNetnsIT {
     void cgSolverAcrossThreeHostsSameResultsWithAndWithoutTheAgent() throws Exception {
         String cp = System.getProperty("sharp4j.it.testClasses") + ":" + Mpirun.mpiJar;
         List<String> oneRankPerHost = List.of("--map-by", "node");
-        Mpirun.Result plain = mpirun(3, oneRankPerHost, java(SHARP4J_OPTS, cp, "mpiapps.CgSolver", CG_ARGS));
+        Procs.Result plain = mpirun(3, oneRankPerHost, java(SHARP4J_OPTS, cp, "mpiapps.CgSolver", CG_ARGS));
         assertEquals(0, plain.exit(), plain::toString);
         List<String> withAgent = new ArrayList<>(SHARP4J_OPTS);
         withAgent.addAll(List.of("-javaagent:" + agentJar, "-Dsharp4j.enable=true"));
-        Mpirun.Result routed = mpirun(3, oneRankPerHost, java(withAgent, cp, "mpiapps.CgSolver", CG_ARGS));
+        Procs.Result routed = mpirun(3, oneRankPerHost, java(withAgent, cp, "mpiapps.CgSolver", CG_ARGS));
         assertEquals(0, routed.exit(), routed::toString);
 
         assertEquals(MpiAgentIT.results(plain), MpiAgentIT.results(routed), () -> "plain:\n" + plain + "\nrouted:\n" + routed);
@@ -255,11 +188,11 @@ class MpirunNetnsIT {
     void cgSolverOnTwoRanksPerHost() throws Exception {
         String cp = System.getProperty("sharp4j.it.testClasses") + ":" + Mpirun.mpiJar;
         String[] args = {"24", CG_ARGS[1], CG_ARGS[2], "1"}; // a smaller grid, one solve: this is about the paths
-        Mpirun.Result plain = mpirun(6, List.of(), java(SHARP4J_OPTS, cp, "mpiapps.CgSolver", args));
+        Procs.Result plain = mpirun(6, List.of(), java(SHARP4J_OPTS, cp, "mpiapps.CgSolver", args));
         assertEquals(0, plain.exit(), plain::toString);
         List<String> withAgent = new ArrayList<>(SHARP4J_OPTS);
         withAgent.addAll(List.of("-javaagent:" + agentJar, "-Dsharp4j.enable=true"));
-        Mpirun.Result routed = mpirun(6, List.of(), java(withAgent, cp, "mpiapps.CgSolver", args));
+        Procs.Result routed = mpirun(6, List.of(), java(withAgent, cp, "mpiapps.CgSolver", args));
         assertEquals(0, routed.exit(), routed::toString);
         assertTrue(routed.err().contains("sharp4j communicator on MPI.COMM_WORLD: 6 ranks, 3 node(s), inter-node step: UCX k-nomial"),
                 routed::toString);

@@ -11,7 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.sharp4j.tuner.Procs;
+import org.sharp4j.testkit.Procs;
 
 /**
  * {@code --compare mpi} and {@code --backend mpi} end to end under mpirun with 2 ranks, as the

@@ -2,24 +2,20 @@ package org.sharp4j.osu;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.sharp4j.tuner.Procs;
+import org.sharp4j.testkit.NetnsRig;
+import org.sharp4j.testkit.Procs;
 
 /**
  * The OSU Allreduce port with {@code -c} under mpirun across three "hosts" on this machine: the
@@ -36,21 +32,12 @@ import org.sharp4j.tuner.Procs;
  * environment says {@code CI=true} (CI runs as root and must exercise the rig).
  */
 class MpirunNetnsOsuTest {
-    static final long PID = ProcessHandle.current().pid();
-    static final String RIG_ID = "s4jo" + PID % 100_000;
-    static final String RIG_NET = "10.233." + PID % 250;
-    /** For the rig scripts, passed on by mpirun and netns-rsh to orted and the ranks; UCX 1.13's version warning goes to stdout. */
-    static final Map<String, String> ENV = Map.of("RIG_ID", RIG_ID, "RIG_NET", RIG_NET, "UCX_LOG_LEVEL", "error");
+    /** The rig (RIG_ID s4jo..., 10.233.x); its environment is passed on by mpirun and netns-rsh to orted and the ranks. */
+    static NetnsRig rig;
     /** UCX between the hosts over TCP on the veth, and a short sharp4j timeout so that a failure does not hang. */
     static final List<String> SHARP4J_OPTS = List.of("-Dsharp4j.ucx.tls=tcp", "-Dsharp4j.ucx.net.devices=eth0", "-Dsharp4j.timeout=60");
     /** sharp4j's setup line (Engine, INFO, rank 0): the topology and the inter-node step. */
     static final Pattern SETUP = Pattern.compile("sharp4j: (\\d+) ranks on (\\d+) node\\(s\\):((?: node \\d+\\{[^}]*\\})+); .*; inter-node ([^;]+);");
-
-    static Path rig;
-    static Path rsh;
-    static Path hostfile;
-    static boolean rigUp;
-    static Thread downOnExit;
 
     /**
      * Why the test is skipped, or null. Assumed in {@link #rigIsThere()}: surefire reports an
@@ -69,30 +56,15 @@ class MpirunNetnsOsuTest {
             System.err.println("MpirunNetnsOsuTest: " + skip);
             return;
         }
-        Path top = Path.of("").toAbsolutePath();
-        while (top != null && !Files.isRegularFile(top.resolve(".ci/netns-rig.sh"))) {
-            top = top.getParent();
-        }
-        assertNotNull(top, "no .ci/netns-rig.sh above " + Path.of("").toAbsolutePath());
-        rig = top.resolve(".ci/netns-rig.sh");
-        rsh = top.resolve(".ci/netns-rsh");
-        assertTrue(Files.isExecutable(rsh), rsh + " must exist and be executable");
-
-        Procs.Result check = rig("check");
-        if (check.exit() != 0) {
-            skip = "network namespaces are not available here, OSU across netns hosts is skipped: " + (check.out() + check.err()).trim();
+        rig = new NetnsRig("s4jo", "10.233");
+        String why = rig.problem();
+        if (why != null) {
+            skip = "network namespaces are not available here, OSU across netns hosts is skipped: " + why;
             noNamespaces = true;
             System.err.println("MpirunNetnsOsuTest: " + skip);
             return;
         }
-        downOnExit = new Thread(MpirunNetnsOsuTest::quietDown, "netns-rig down");
-        Runtime.getRuntime().addShutdownHook(downOnExit);
-        rigUp = true;
-        Procs.Result up = rig("up", "3");
-        assertEquals(0, up.exit(), () -> "netns-rig.sh up 3 (RIG_ID=" + RIG_ID + " RIG_NET=" + RIG_NET + ")\n" + up);
-        hostfile = Files.createTempFile("netns-hosts", ".txt");
-        hostfile.toFile().deleteOnExit();
-        Files.writeString(hostfile, "host0 slots=2\nhost1 slots=2\nhost2 slots=2\n", StandardCharsets.UTF_8);
+        rig.up(3, 2);
     }
 
     /** Skips, saying why; fails instead where namespaces cannot be made on CI. */
@@ -106,57 +78,10 @@ class MpirunNetnsOsuTest {
 
     @AfterAll
     static void takeTheRigDown() throws Exception {
-        if (rigUp) {
-            Procs.Result down = rig("down");
-            rigUp = false;
-            try {
-                Runtime.getRuntime().removeShutdownHook(downOnExit);
-            } catch (IllegalStateException shuttingDown) {
-                // the hook runs anyway; down is idempotent
-            }
+        Procs.Result down = rig == null ? null : rig.down();
+        if (down != null) {
             assertEquals(0, down.exit(), down::toString);
         }
-        if (hostfile != null) {
-            Files.deleteIfExists(hostfile);
-        }
-    }
-
-    /** At JVM exit (the fork stopped mid-test): mpirun in the root namespace first, then the rig and what runs inside it. */
-    static void quietDown() {
-        try {
-            if (rigUp) {
-                ProcessHandle.current().descendants().forEach(ProcessHandle::destroyForcibly);
-                rig("down");
-            }
-        } catch (Exception e) {
-            // at exit: nothing more to do
-        }
-    }
-
-    static Procs.Result rig(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("bash", rig.toString()));
-        cmd.addAll(List.of(args));
-        return Procs.run(cmd, ENV, 60);
-    }
-
-    /**
-     * .ci/mpi-env.sh's flags without their {@code --mca btl self,vader} (Open MPI refuses a
-     * parameter given twice, and the hosts need TCP between them), then what the rig needs.
-     */
-    static List<String> mpirunFlags() {
-        List<String> base = Procs.words(MpirunCompareTest.mpirunFlags);
-        List<String> flags = new ArrayList<>();
-        for (int i = 0; i < base.size(); i++) {
-            if ((base.get(i).equals("--mca") || base.get(i).equals("-mca")) && i + 2 < base.size() && base.get(i + 1).equals("btl")) {
-                i += 2;
-            } else {
-                flags.add(base.get(i));
-            }
-        }
-        String subnet = RIG_NET + ".0/24";
-        flags.addAll(List.of("--hostfile", hostfile.toString(), "--mca", "plm_rsh_agent", rsh.toString(),
-                "--mca", "oob_tcp_if_include", subnet, "--mca", "btl_tcp_if_include", subnet, "--mca", "btl", "self,vader,tcp"));
-        return flags;
     }
 
     /**
@@ -168,13 +93,13 @@ class MpirunNetnsOsuTest {
     static Procs.Result mpirun(int np, List<String> jvmArgs, String main, String... args) throws Exception {
         List<String> cmd = new ArrayList<>();
         cmd.add(MpirunCompareTest.mpirun.toString());
-        cmd.addAll(mpirunFlags());
+        cmd.addAll(rig.mpirunFlags(MpirunCompareTest.mpirunFlags));
         cmd.addAll(List.of("-np", Integer.toString(np), Procs.java(), "-cp", MpirunCompareTest.rankClassPath()));
         cmd.addAll(Procs.words(MpirunCompareTest.javaOpts));
         cmd.addAll(jvmArgs);
         cmd.addAll(List.of("-Xmx256m", main));
         cmd.addAll(List.of(args));
-        return Procs.run(cmd, ENV, 240);
+        return Procs.run(cmd, rig.env, 240);
     }
 
     /**

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.sharp4j.tuner.Procs;
+import org.sharp4j.testkit.Procs;
 
 /**
  * sharp4j under Slurm, as on a cluster: {@code .ci/slurm-rig.sh} runs slurmctld in the root

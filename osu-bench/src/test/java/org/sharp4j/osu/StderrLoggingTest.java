@@ -18,7 +18,7 @@ import java.util.Collections;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.sharp4j.tuner.Procs;
+import org.sharp4j.testkit.Procs;
 
 /** Logging of the benchmarks and tools: to stderr only, no logback.xml in the jar, the user's configuration wins. */
 class StderrLoggingTest {

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.sharp4j.tuner.Procs;
+import org.sharp4j.testkit.Procs;
 
 /** Real JVMs on a class path without mpi.jar: sharp4j runs under the embedded launcher, --backend mpi explains itself. */
 class WithoutMpiJarTest {

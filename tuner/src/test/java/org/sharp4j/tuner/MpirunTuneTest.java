@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.sharp4j.testkit.Procs;
 import org.sharp4j.tuning.Algorithm;
 import org.sharp4j.tuning.Collective;
 import org.sharp4j.tuning.CompiledTable;

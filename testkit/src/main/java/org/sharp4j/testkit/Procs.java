@@ -1,4 +1,4 @@
-package org.sharp4j.tuner;
+package org.sharp4j.testkit;
 
 import java.io.File;
 import java.io.IOException;
@@ -13,8 +13,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * Runs JVMs (ranks, launchers, command lines) as child processes for the end-to-end tests that need real
- * processes: the tuner's and osu-bench's (which sits above the tuner and takes it from the tuner's test jar).
+ * Runs JVMs (ranks, launchers, mpirun, scripts) as child processes for the end-to-end tests that need real
+ * processes: the tuner's, osu-bench's and the mpi module's. A child never inherits this JVM's
+ * {@code JAVA_TOOL_OPTIONS} (a developer's agent or debugger must not reach the ranks).
  */
 public final class Procs {
     public record Result(int exit, String out, String err) {
@@ -53,12 +54,23 @@ public final class Procs {
         return run(command, Map.of(), timeoutSeconds);
     }
 
+    /** Runs the command with {@code env} ({@code NAME=VALUE} each) added to this JVM's environment. */
+    public static Result run(List<String> command, List<String> env, long timeoutSeconds) throws IOException, InterruptedException {
+        Map<String, String> m = new java.util.LinkedHashMap<>();
+        for (String kv : env) {
+            int eq = kv.indexOf('=');
+            m.put(kv.substring(0, eq), kv.substring(eq + 1));
+        }
+        return run(command, m, timeoutSeconds);
+    }
+
     /** Runs the command with {@code env} added to this JVM's environment; stdout and stderr apart. */
     public static Result run(List<String> command, Map<String, String> env, long timeoutSeconds) throws IOException, InterruptedException {
-        Path out = Files.createTempFile("osu-out", ".txt");
-        Path err = Files.createTempFile("osu-err", ".txt");
+        Path out = Files.createTempFile("procs-out", ".txt");
+        Path err = Files.createTempFile("procs-err", ".txt");
         try {
             ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile());
+            pb.environment().remove("JAVA_TOOL_OPTIONS");
             pb.environment().putAll(env);
             Process p = pb.start();
             if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {

@@ -1,0 +1,149 @@
+package org.sharp4j.testkit;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Several "hosts" on this machine for one test class: the network namespaces of
+ * {@code .ci/netns-rig.sh} (veths to a bridge in the root namespace, host names host0..hostN-1),
+ * with mpirun's rsh agent {@code .ci/netns-rsh} and a host file for them.
+ *
+ * <p>Each rig has its own name and subnet, made from a prefix, a subnet base and this JVM's pid,
+ * so that it never meets another test's rig or a developer's default one. {@link #up} adds a
+ * shutdown hook that takes it down (the fork stopped mid-test: mpirun's processes first, then the
+ * rig and what runs inside it); {@link #down} removes the hook. Who may touch it: the test class's
+ * {@code @BeforeAll}/{@code @AfterAll} thread, and that hook at exit.
+ */
+public final class NetnsRig {
+    private static final long PID = ProcessHandle.current().pid();
+
+    /** RIG_ID and RIG_NET for the scripts, as the tests pass them on to mpirun, orted and the ranks. */
+    public final String id;
+    public final String net;
+    /** RIG_ID, RIG_NET, and UCX_LOG_LEVEL=error (UCX 1.13's version warning goes to stdout, where the results are). */
+    public final Map<String, String> env;
+    private final Path script;
+    private final Path rsh;
+    private Path hostfile;
+    private volatile boolean up;
+    private Thread downOnExit;
+
+    /**
+     * @param prefix the rig's name before the pid (e.g. {@code s4jmr})
+     * @param netBase the first two octets of its /24 (e.g. {@code 10.232}); the third comes from the pid
+     */
+    public NetnsRig(String prefix, String netBase) {
+        this.id = prefix + PID % 100_000;
+        this.net = netBase + "." + PID % 250;
+        this.env = Map.of("RIG_ID", id, "RIG_NET", net, "UCX_LOG_LEVEL", "error");
+        Path top = Path.of("").toAbsolutePath();
+        while (top != null && !Files.isRegularFile(top.resolve(".ci/netns-rig.sh"))) {
+            top = top.getParent();
+        }
+        if (top == null) {
+            throw new IllegalStateException("no .ci/netns-rig.sh above " + Path.of("").toAbsolutePath());
+        }
+        this.script = top.resolve(".ci/netns-rig.sh");
+        this.rsh = top.resolve(".ci/netns-rsh");
+        if (!Files.isExecutable(rsh)) {
+            throw new IllegalStateException(rsh + " must exist and be executable");
+        }
+    }
+
+    /** {@code env} as {@code NAME=VALUE} words. */
+    public List<String> envWords() {
+        List<String> out = new ArrayList<>();
+        env.forEach((k, v) -> out.add(k + "=" + v));
+        return out;
+    }
+
+    /** Why namespaces cannot be made here (not root, no iproute2...), or null when they can. */
+    public String problem() throws IOException, InterruptedException {
+        Procs.Result check = script("check");
+        return check.exit() == 0 ? null : (check.out() + check.err()).trim();
+    }
+
+    /** Brings {@code hosts} hosts up, {@code slots} slots each in the host file; throws with the script's output if that fails. */
+    public void up(int hosts, int slots) throws IOException, InterruptedException {
+        downOnExit = new Thread(this::quietDown, "netns-rig " + id + " down");
+        Runtime.getRuntime().addShutdownHook(downOnExit);
+        up = true;
+        Procs.Result r = script("up", Integer.toString(hosts));
+        if (r.exit() != 0) {
+            throw new AssertionError("netns-rig.sh up " + hosts + " (RIG_ID=" + id + " RIG_NET=" + net + ")\n" + r);
+        }
+        hostfile = Files.createTempFile("netns-hosts", ".txt");
+        StringBuilder sb = new StringBuilder();
+        for (int h = 0; h < hosts; h++) {
+            sb.append("host").append(h).append(" slots=").append(slots).append('\n');
+        }
+        Files.writeString(hostfile, sb, StandardCharsets.UTF_8);
+    }
+
+    public boolean isUp() {
+        return up;
+    }
+
+    /** Takes the rig down if it is up (idempotent) and deletes the host file; returns the script's result, or null if it was not up. */
+    public Procs.Result down() throws IOException, InterruptedException {
+        Procs.Result r = null;
+        if (up) {
+            r = script("down");
+            up = false;
+            try {
+                Runtime.getRuntime().removeShutdownHook(downOnExit);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs anyway; down is idempotent
+            }
+        }
+        if (hostfile != null) {
+            Files.deleteIfExists(hostfile);
+            hostfile = null;
+        }
+        return r;
+    }
+
+    private void quietDown() {
+        try {
+            if (up) {
+                ProcessHandle.current().descendants().forEach(ProcessHandle::destroyForcibly);
+                script("down");
+            }
+        } catch (Exception e) {
+            // at exit: nothing more to do
+        }
+    }
+
+    /** Runs the rig script with these arguments (e.g. {@code exec 0 3 CMD...}) in the rig's environment. */
+    public Procs.Result script(String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of("bash", script.toString()));
+        cmd.addAll(List.of(args));
+        return Procs.run(cmd, env, 60);
+    }
+
+    /**
+     * mpirun's flags for the rig: {@code baseFlags} (.ci/mpi-env.sh's) without their {@code --mca btl}
+     * (Open MPI refuses a parameter given twice), then the host file, the rsh agent, orted's channel and
+     * the TCP BTL held to the rig's subnet, and {@code btl self,vader,tcp} (vader serves ranks of one host).
+     */
+    public List<String> mpirunFlags(String baseFlags) {
+        List<String> base = Procs.words(baseFlags);
+        List<String> flags = new ArrayList<>();
+        for (int i = 0; i < base.size(); i++) {
+            if ((base.get(i).equals("--mca") || base.get(i).equals("-mca")) && i + 2 < base.size() && base.get(i + 1).equals("btl")) {
+                i += 2;
+            } else {
+                flags.add(base.get(i));
+            }
+        }
+        String subnet = net + ".0/24";
+        flags.addAll(List.of("--hostfile", hostfile.toString(), "--mca", "plm_rsh_agent", rsh.toString(),
+                "--mca", "oob_tcp_if_include", subnet, "--mca", "btl_tcp_if_include", subnet, "--mca", "btl", "self,vader,tcp"));
+        return flags;
+    }
+}
