@@ -18,6 +18,7 @@ import java.util.stream.Collectors;
 import org.sharp4j.Config;
 import org.sharp4j.DataType;
 import org.sharp4j.Op;
+import org.sharp4j.Reference;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -187,21 +188,9 @@ final class SharpTestSupport {
         return z ^ (z >>> 31);
     }
 
+    /** One integer op as the documented reference computes it ({@link Reference#opL}). */
     static long combine(DataType t, Op op, long a, long b) {
-        long r;
-        switch (op) {
-            case SUM: r = a + b; break;
-            case PROD: r = a * b; break;
-            case MIN: r = Math.min(a, b); break;
-            case MAX: r = Math.max(a, b); break;
-            case BAND: r = a & b; break;
-            case BOR: r = a | b; break;
-            case BXOR: r = a ^ b; break;
-            case LAND: r = a != 0 && b != 0 ? 1 : 0; break;
-            case LOR: r = a != 0 || b != 0 ? 1 : 0; break;
-            default: throw new IllegalArgumentException(op.toString());
-        }
-        return t == DataType.INT ? (int) r : r;
+        return Reference.opL(op, a, b, t == DataType.INT);
     }
 
     /** The sequential reduction x[0] op x[1] op ... op x[n-1] of element i. */

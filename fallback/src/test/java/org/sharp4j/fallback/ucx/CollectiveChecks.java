@@ -6,6 +6,7 @@ import java.util.SplittableRandom;
 import org.sharp4j.Communicator;
 import org.sharp4j.DataType;
 import org.sharp4j.Op;
+import org.sharp4j.Reference;
 
 /**
  * Allreduce, Reduce and Barrier checks that need no knowledge of the inter-node algorithm: inputs
@@ -44,20 +45,9 @@ final class CollectiveChecks {
         }
     }
 
+    /** One integer op as the documented reference computes it ({@link Reference#opL}). */
     static long apply(Op op, long a, long b, DataType t) {
-        long r;
-        switch (op) {
-            case SUM: r = a + b; break;
-            case PROD: r = a * b; break;
-            case MIN: r = Math.min(a, b); break;
-            case MAX: r = Math.max(a, b); break;
-            case BAND: r = a & b; break;
-            case BOR: r = a | b; break;
-            case BXOR: r = a ^ b; break;
-            case LAND: r = a != 0 && b != 0 ? 1 : 0; break;
-            default: r = a != 0 || b != 0 ? 1 : 0; break;
-        }
-        return t == DataType.INT ? (int) r : r;
+        return Reference.opL(op, a, b, t == DataType.INT);
     }
 
     static void put(ByteBuffer b, DataType t, int i, long v) {
