@@ -124,9 +124,9 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * segment's index. Set once the table is compiled; the same on every rank.
      */
     private final long[] exchangeUpTo = new long[Collective.values().length];
+    private final int[] exchangeSegment = new int[Collective.values().length];
     /** Set by the closing thread before the inter-node step's close (its meeting waits through {@link #check}), read there for messages. */
     private boolean closing;
-    private final int[] exchangeSegment = new int[Collective.values().length];
     /**
      * One socket on one node and no inter-node step: the socket is the only level with data, and
      * a Reduce's non-root members other than member 0 return as soon as they published (see
