@@ -59,7 +59,9 @@ import org.slf4j.LoggerFactory;
  *       which this rank's own waits see at their next failure probe, so a watchdog's abort ends
  *       its own rank's wait too), compare-and-sets the node's abort word (the first giver wins, so
  *       every rank reports the same culprit) and tells phase 3 (which hands it to the thread
- *       inside a call).</li>
+ *       inside a call). It holds {@code teardown} while it does, and release takes it before it
+ *       frees anything: an abort never writes into an unmapped segment or a closed step, and one
+ *       that comes after the close does nothing.</li>
  *   <li>{@link #close} may come from any thread: IDLE -&gt; CLOSED releases at once; BUSY -&gt;
  *       CLOSE_PENDING aborts the running call, whose thread releases on its way out. Mappings are
  *       released only when no call can touch them, never while the JVM shuts down (a shutdown
@@ -182,6 +184,21 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     private Thread busyThread;
     /** A SharedBuffer view went to the user: the mapping may be read after close, so only the GC may unmap it. */
     private boolean viewsOut;
+    /**
+     * Orders {@link #abort} (any thread) against {@link #release} (the closing thread): an abort
+     * writes the abort words in the segments and drives the inter-node step, and release unmaps
+     * the segments (JDK 17: at once, with {@code invokeCleaner}) and closes the step. Without it, a
+     * watchdog's abort that was preempted after recording its reason could resume after its own
+     * rank had seen the reason, failed the call and closed, and compare-and-set a word in unmapped
+     * memory: a SIGSEGV of the whole JVM. Held by abort for its whole relay (microseconds; at most the
+     * host path's 200 ms abort flush), and by release only to set {@link #released}; never on a
+     * call's path.
+     */
+    private final Object teardown = new Object();
+    /** Guarded by {@link #teardown}: release has begun, so an abort has nothing left to tell and must touch nothing. */
+    private boolean released;
+    /** Tests only: runs inside {@link #abort} after the reason is recorded and before the peers are told (a preempted watchdog). */
+    static volatile Runnable abortPauseForTest;
 
     /** Builds the hierarchy; collective over the bootstrap (every rank must call it). */
     public static Engine create(Bootstrap boot, Config cfg) {
@@ -1225,16 +1242,26 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * Gives up on the job, like MPI_Abort for the peers: ranks waiting in a collective with this
      * rank (on this node, and node leaders of simulated nodes) fail within milliseconds instead of
      * at the timeout, and so does this rank's own thread if it is inside a call. Any thread; local
-     * and non-blocking; the communicator is unusable afterwards.
+     * and non-blocking; the communicator is unusable afterwards. Once the communicator is closed
+     * (its resources released, see {@link #teardown}) it does nothing.
      */
     public void abort(String reason) {
-        if (abortReason == null) {
-            abortReason = reason == null ? "abort()" : reason;
+        synchronized (teardown) {
+            if (released) {
+                return; // closed: the segments may be unmapped and the step closed (see teardown)
+            }
+            if (abortReason == null) {
+                abortReason = reason == null ? "abort()" : reason;
+            }
+            if (broken == null) {
+                broken = new Sharp4jException("aborted by this rank: " + abortReason);
+            }
+            Runnable pause = abortPauseForTest;
+            if (pause != null) {
+                pause.run();
+            }
+            giveUp(rank);
         }
-        if (broken == null) {
-            broken = new Sharp4jException("aborted by this rank: " + abortReason);
-        }
-        giveUp(rank);
     }
 
     /**
@@ -1310,6 +1337,9 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
 
     /** Called once, by the thread that moved the state to CLOSED, when no call can be running. */
     private void release() {
+        synchronized (teardown) {
+            released = true; // an abort still relaying has finished; later ones touch nothing
+        }
         LIVE.remove(this);
         src.clear(); // the user's last buffers (Payload keeps them between calls)
         dst.clear();
