@@ -182,7 +182,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * compare-and-set that admits it, and only when it changes; read only while the state is BUSY).
      */
     private Thread busyThread;
-    /** A SharedBuffer view went to the user: the mapping may be read after close, so only the GC may unmap it. */
+    /** A SharedBuffer view went to the user: the mapping may be read after close, so only the GC may unmap it. Written under {@link #teardown}. */
     private boolean viewsOut;
     /**
      * Orders {@link #abort} (any thread) against {@link #release} (the closing thread): an abort
@@ -191,8 +191,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * watchdog's abort that was preempted after recording its reason could resume after its own
      * rank had seen the reason, failed the call and closed, and compare-and-set a word in unmapped
      * memory: a SIGSEGV of the whole JVM. Held by abort for its whole relay (microseconds; at most the
-     * host path's 200 ms abort flush), and by release only to set {@link #released}; never on a
-     * call's path.
+     * host path's 200 ms abort flush), by {@link #sharedView} to record {@link #viewsOut}, and by
+     * release only to set {@link #released}; never on a call's path.
      */
     private final Object teardown = new Object();
     /** Guarded by {@link #teardown}: release has begun, so an abort has nothing left to tell and must touch nothing. */
@@ -680,9 +680,18 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         return sock.sharedBytes;
     }
 
-    /** A view of this rank's shared buffer (native order, position 0, limit = its size). */
+    /**
+     * A view of this rank's shared buffer (native order, position 0, limit = its size). Under
+     * {@link #teardown}, so that a close on another thread either sees {@link #viewsOut} and leaves
+     * the mapping to the GC, or has begun and this throws instead of handing out unmapped memory.
+     */
     public java.nio.ByteBuffer sharedView() {
-        viewsOut = true;
+        synchronized (teardown) {
+            if (released) {
+                throw new IllegalStateException("communicator is closed");
+            }
+            viewsOut = true;
+        }
         int off = sock.shared(sock.me);
         java.nio.ByteBuffer b = sock.buf.duplicate().position(off).limit(off + sock.sharedBytes).slice();
         return b.order(java.nio.ByteOrder.nativeOrder());
