@@ -1250,9 +1250,10 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     /**
      * Gives up on the job, like MPI_Abort for the peers: ranks waiting in a collective with this
      * rank (on this node, and node leaders of simulated nodes) fail within milliseconds instead of
-     * at the timeout, and so does this rank's own thread if it is inside a call. Any thread; local
-     * and non-blocking; the communicator is unusable afterwards. Once the communicator is closed
-     * (its resources released, see {@link #teardown}) it does nothing.
+     * at the timeout, and so does this rank's own thread if it is inside a call. Any thread; local;
+     * it waits only for another thread's abort that is relaying (see {@link #teardown}); the
+     * communicator is unusable afterwards. Once the communicator is closed (its resources released)
+     * it does nothing.
      */
     public void abort(String reason) {
         synchronized (teardown) {
