@@ -52,10 +52,11 @@ final class RawMemory {
             case "raw":
                 return Holder.U != null;
             case "auto":
+            case "java":
             case "scalar": // staging off (Staging), the scalar loops as auto picks them
                 return jdk < 22 && Holder.U != null;
             default:
-                throw new IllegalArgumentException("sharp4j.kernels: expected auto, scalar, raw or varhandle, got '" + mode + "'");
+                throw new IllegalArgumentException("sharp4j.kernels: expected auto, java, scalar, raw or varhandle, got '" + mode + "'");
         }
     }
 

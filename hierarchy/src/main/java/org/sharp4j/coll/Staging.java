@@ -130,13 +130,14 @@ final class Staging {
     static boolean decide(String mode) {
         switch (mode.trim().toLowerCase(Locale.ROOT)) {
             case "auto":
+            case "java": // the native kernels off (NativeKernels), staging as auto
                 return true;
             case "scalar":
             case "raw":
             case "varhandle":
                 return false;
             default:
-                throw new IllegalArgumentException("sharp4j.kernels: expected auto, scalar, raw or varhandle, got '" + mode + "'");
+                throw new IllegalArgumentException("sharp4j.kernels: expected auto, java, scalar, raw or varhandle, got '" + mode + "'");
         }
     }
 

@@ -20,7 +20,7 @@ import org.sharp4j.Op;
 import org.sharp4j.Reference;
 
 /**
- * The kernels in every form (raw addresses, VarHandles, staged through raw addresses on JDK 17-21
+ * The kernels in every form (native, raw addresses, VarHandles, staged through raw addresses on JDK 17-21
  * or through segments on JDK 22+) against a scalar reference written
  * independently here: every type x op, counts around the loop's edges, unaligned offsets, in place,
  * and the values that tell MIN/MAX and the logical ops apart (NaN, -0.0, 0, negative numbers).
@@ -68,6 +68,13 @@ class ReductionsTest {
         check((t, op, d, dOff, a, aOff, b, bOff, n) -> Reductions.combineStaged(t, op, d, dOff, null, 0, a, aOff, b, bOff, n, s), true);
     }
 
+    /** The native kernels (where this build made and loaded them; NativeKernelsTest requires that where gcc is). */
+    @Test
+    void nativeFormMatchesTheReferenceForEveryTypeAndOp() {
+        assumeTrue(NativeKernels.AVAILABLE, () -> "native kernels not loaded: " + NativeKernels.whyNot);
+        check((t, op, d, dOff, a, aOff, b, bOff, n) -> Reductions.combineNative(t, op, d, dOff, null, 0, a, aOff, b, bOff, n), true);
+    }
+
     @Test
     void stagedSegmentFormMatchesTheReferenceOnDirectAndHeapBuffers() {
         assumeTrue(Segments.AVAILABLE, "java.lang.foreign needs JDK 22+");
@@ -85,6 +92,8 @@ class ReductionsTest {
         assertFalse(Staging.decide("scalar"));
         assertFalse(Staging.decide("raw"));
         assertFalse(Staging.decide("varhandle"));
+        assertTrue(Staging.decide("java"));
+        assertEquals(RawMemory.decide("auto", 17), RawMemory.decide("java", 17));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Staging.decide("simd"));
         assertTrue(e.getMessage().contains("sharp4j.kernels") && e.getMessage().contains("simd"), e.getMessage());
         assertFalse(RawMemory.decide("scalar", 25));
@@ -190,11 +199,12 @@ class ReductionsTest {
     @Test
     void twoDestinationsGetTheSameBitsInEveryForm() {
         Staging st = new Staging();
-        for (String form : new String[] {"public", "staged", "segments"}) {
-            if (form.equals("staged") && RawMemory.Holder.U == null || form.equals("segments") && !Segments.AVAILABLE) {
+        for (String form : new String[] {"public", "staged", "segments", "native"}) {
+            if (form.equals("staged") && RawMemory.Holder.U == null || form.equals("segments") && !Segments.AVAILABLE
+                    || form.equals("native") && !NativeKernels.AVAILABLE) {
                 continue;
             }
-            for (boolean direct : form.equals("staged") ? new boolean[] {true} : new boolean[] {true, false}) {
+            for (boolean direct : form.equals("staged") || form.equals("native") ? new boolean[] {true} : new boolean[] {true, false}) {
                 SplittableRandom rnd = new SplittableRandom(7);
                 for (DataType t : DataType.values()) {
                     for (Op op : Op.values()) {
@@ -302,6 +312,7 @@ class ReductionsTest {
         switch (form) {
             case "public": Reductions.combine(t, op, d, dOff, d2, d2Off, a, aOff, b, bOff, n); break;
             case "staged": Reductions.combineStaged(t, op, d, dOff, d2, d2Off, a, aOff, b, bOff, n, st); break;
+            case "native": Reductions.combineNative(t, op, d, dOff, d2, d2Off, a, aOff, b, bOff, n); break;
             default: Reductions.combineSegments(t, op, d, dOff, d2, d2Off, a, aOff, b, bOff, n, st); break;
         }
     }

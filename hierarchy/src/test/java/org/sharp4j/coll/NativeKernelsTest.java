@@ -1,0 +1,149 @@
+package org.sharp4j.coll;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.ReadOnlyBufferException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import org.junit.jupiter.api.Test;
+import org.sharp4j.DataType;
+import org.sharp4j.Op;
+
+/**
+ * The native kernels' build, loading and checks. Their bits against the reference, every type x op,
+ * are ReductionsTest's ({@code nativeFormMatchesTheReference...}, the two-destination and k-input folds).
+ */
+class NativeKernelsTest {
+    /**
+     * Where this machine can build them (Linux x86_64, gcc, make and the JDK's jni.h), the build must
+     * have put them into the module's classes and this JVM must have loaded them: else every test of
+     * the native form would be skipped and CI would not notice that the jar lost its kernels.
+     */
+    @Test
+    void theBuildMadeThemAndThisJvmLoadedThemWhereGccIs() {
+        assumeTrue(System.getProperty("sharp4j.kernels") == null, "sharp4j.kernels is set");
+        assumeTrue(NativeKernels.refusal("auto", System.getProperty("os.name"), System.getProperty("os.arch"), 17, true) == null,
+                "not Linux amd64");
+        assumeTrue(onPath("gcc") && onPath("make"), "no gcc or make: the build skips the native kernels");
+        assumeTrue(Files.exists(Paths.get(System.getProperty("java.home"), "include", "jni.h")), "this JDK has no jni.h");
+        assertNotNull(NativeKernels.class.getResource(NativeKernels.RESOURCE), "the build did not put " + NativeKernels.RESOURCE + " into the classes");
+        assertTrue(NativeKernels.AVAILABLE, () -> "not loaded: " + NativeKernels.whyNot);
+        assertNull(NativeKernels.whyNot);
+    }
+
+    @Test
+    void onlyAutoOnLinuxAmd64LoadsThemAndJdk24NeedsNativeAccess() {
+        assertNull(NativeKernels.refusal("auto", "Linux", "amd64", 17, false));
+        assertNull(NativeKernels.refusal(" Auto ", "Linux", "amd64", 21, false));
+        assertNull(NativeKernels.refusal("auto", "Linux", "amd64", 25, true));
+        assertTrue(NativeKernels.refusal("auto", "Linux", "amd64", 25, false).contains("--enable-native-access"));
+        assertTrue(NativeKernels.refusal("auto", "Linux", "aarch64", 17, true).contains("aarch64"));
+        assertTrue(NativeKernels.refusal("auto", "Mac OS X", "amd64", 17, true).contains("Mac OS X"));
+        for (String mode : new String[] {"java", "scalar", "raw", "varhandle"}) {
+            assertTrue(NativeKernels.refusal(mode, "Linux", "amd64", 17, true).contains("sharp4j.kernels=" + mode), mode);
+        }
+    }
+
+    /** The library is copied out of the jar and deleted once loaded: nothing of it stays in the temporary directory. */
+    @Test
+    void loadingLeavesNoFileBehind() throws IOException {
+        assumeTrue(NativeKernels.AVAILABLE, () -> "not loaded: " + NativeKernels.whyNot);
+        try (DirectoryStream<Path> d = Files.newDirectoryStream(Paths.get(System.getProperty("java.io.tmpdir")), "sharp4j-kernels-*")) {
+            for (Path p : d) {
+                throw new AssertionError("left behind: " + p);
+            }
+        }
+    }
+
+    /** Bounds, writability, op and buffer kind are checked in Java before the native call writes anything. */
+    @Test
+    void badArgumentsFailBeforeAnythingIsWritten() {
+        assumeTrue(NativeKernels.AVAILABLE, () -> "not loaded: " + NativeKernels.whyNot);
+        ByteBuffer d = direct(4096);
+        ByteBuffer a = direct(4096);
+        ByteBuffer b = direct(4096);
+        for (int i = 0; i < 4096; i++) {
+            a.put(i, (byte) i);
+            b.put(i, (byte) (3 * i));
+        }
+        byte[] before = bytes(d);
+        int n = 1024; // FLOATs: exactly the buffers
+        assertThrows(IndexOutOfBoundsException.class, () -> Reductions.combineNative(DataType.FLOAT, Op.SUM, d, 4, null, 0, a, 0, b, 0, n));
+        assertThrows(IndexOutOfBoundsException.class, () -> Reductions.combineNative(DataType.FLOAT, Op.SUM, d, 0, null, 0, a, 4, b, 0, n));
+        assertThrows(IndexOutOfBoundsException.class, () -> Reductions.combineNative(DataType.FLOAT, Op.SUM, d, 0, null, 0, a, 0, b, -4, n));
+        assertThrows(IndexOutOfBoundsException.class,
+                () -> Reductions.combineNative(DataType.FLOAT, Op.SUM, d, 0, direct(4092), 0, a, 0, b, 0, n));
+        assertThrows(ReadOnlyBufferException.class,
+                () -> Reductions.combineNative(DataType.FLOAT, Op.SUM, d.asReadOnlyBuffer(), 0, null, 0, a, 0, b, 0, n));
+        assertThrows(IllegalArgumentException.class, () -> Reductions.combineNative(DataType.DOUBLE, Op.BXOR, d, 0, null, 0, a, 0, b, 0, 512));
+        assertThrows(IllegalArgumentException.class,
+                () -> Reductions.combineNative(DataType.FLOAT, Op.SUM, d, 0, null, 0, ByteBuffer.allocate(4096), 0, b, 0, n));
+        assertArrayEquals(before, bytes(d), "a rejected call wrote into dst");
+        // the library's own guard, should a caller skip the Java checks
+        assertThrows(IllegalArgumentException.class,
+                () -> NativeKernels.fold(DataType.DOUBLE.ordinal(), Op.BXOR.ordinal(), d, 0, null, 0, a, 0, b, 0, 1));
+        assertThrows(IllegalArgumentException.class, () -> NativeKernels.foldAll(DataType.INT.ordinal(), Op.SUM.ordinal(), d, 0, null, 0,
+                new ByteBuffer[] {a}, new int[] {0}, 1, 1));
+        assertArrayEquals(before, bytes(d), "a rejected native call wrote into dst");
+        // and a good call does write: the sum of the first two floats' bytes as floats
+        Reductions.combineNative(DataType.FLOAT, Op.SUM, d, 0, null, 0, a, 0, b, 0, n);
+        assertEquals(a.getFloat(8) + b.getFloat(8), d.getFloat(8));
+    }
+
+    /** More inputs than the native fold takes: combineAll falls back to the Java forms with the same bits. */
+    @Test
+    void aFoldOverMoreInputsThanTheLibraryTakesStillGivesThePairwiseBits() {
+        int k = NativeKernels.MAX_INPUTS + 1;
+        int n = 1024; // INTs, 4 KiB
+        ByteBuffer[] x = new ByteBuffer[k];
+        int[] off = new int[k];
+        for (int j = 0; j < k; j++) {
+            x[j] = direct(4 * n);
+            for (int i = 0; i < n; i++) {
+                x[j].putInt(4 * i, i * (j + 1) + j);
+            }
+        }
+        ByteBuffer d = direct(4 * n);
+        Reductions.combineAll(DataType.INT, Op.SUM, d, 0, null, 0, x, off, k, n);
+        for (int i = 0; i < n; i++) {
+            int want = 0;
+            for (int j = 0; j < k; j++) {
+                want += i * (j + 1) + j;
+            }
+            assertEquals(want, d.getInt(4 * i), "element " + i);
+        }
+    }
+
+    private static boolean onPath(String exe) {
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+            if (!dir.isEmpty() && Files.isExecutable(Paths.get(dir, exe))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static ByteBuffer direct(int bytes) {
+        return ByteBuffer.allocateDirect(bytes).order(ByteOrder.nativeOrder());
+    }
+
+    private static byte[] bytes(ByteBuffer b) {
+        byte[] r = new byte[b.capacity()];
+        for (int i = 0; i < r.length; i++) {
+            r[i] = b.get(i);
+        }
+        return r;
+    }
+}
