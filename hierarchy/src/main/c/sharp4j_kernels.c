@@ -74,6 +74,16 @@ JMINMAX(double, jd, 64, uint64_t)
     static void NAME##_g(T *d, const T *x, const T *y, long n) {                       \
         for (long i = 0; i < n; i++) { T a = x[i], b = y[i]; d[i] = (EXPR); }         \
     }                                                                                  \
+    CLONES static void NAME##_4(T *restrict d, T *restrict d2, const T *restrict x, const T *restrict y, long n) { \
+        for (long i = 0; i < n; i++) { T a = x[i], b = y[i]; T r = (EXPR); d[i] = r; d2[i] = r; } \
+    }                                                                                  \
+    CLONES static void NAME##_3t(T *restrict d, T *restrict d2, const T *restrict y, long n) { \
+        for (long i = 0; i < n; i++) { T a = d[i], b = y[i]; T r = (EXPR); d[i] = r; d2[i] = r; } \
+    }                                                                                  \
+    static void NAME##_two(void *d, void *d2, const void *x, const void *y, long n) {  \
+        if (d == x) NAME##_3t((T *)d, (T *)d2, (const T *)y, n);                       \
+        else NAME##_4((T *)d, (T *)d2, (const T *)x, (const T *)y, n);                 \
+    }                                                                                  \
     static void NAME(void *d, const void *x, const void *y, long n) {                  \
         if (d == x) NAME##_2((T *)d, (const T *)y, n);                                 \
         else if (d == y) NAME##_g((T *)d, (const T *)x, (const T *)y, n);              \
@@ -110,6 +120,16 @@ static const kernel_fn KERNELS[4][9] = {
     {f32_sum, f32_prod, f32_min, f32_max, NULL, NULL, NULL, NULL, NULL},
     {f64_sum, f64_prod, f64_min, f64_max, NULL, NULL, NULL, NULL, NULL},
 };
+typedef void (*kernel2_fn)(void *, void *, const void *, const void *, long);
+
+/* The same, writing each result to two destinations in one pass: d2 distinct from d, x and y;
+ * d is x (in place) or distinct from x and y. */
+static const kernel2_fn KERNELS2[4][9] = {
+    {i32_sum_two, i32_prod_two, i32_min_two, i32_max_two, i32_band_two, i32_bor_two, i32_bxor_two, i32_land_two, i32_lor_two},
+    {i64_sum_two, i64_prod_two, i64_min_two, i64_max_two, i64_band_two, i64_bor_two, i64_bxor_two, i64_land_two, i64_lor_two},
+    {f32_sum_two, f32_prod_two, f32_min_two, f32_max_two, NULL, NULL, NULL, NULL, NULL},
+    {f64_sum_two, f64_prod_two, f64_min_two, f64_max_two, NULL, NULL, NULL, NULL, NULL},
+};
 static const int SIZES[4] = {4, 8, 4, 8};
 
 static kernel_fn lookup(JNIEnv *env, jint type, jint op) {
@@ -142,6 +162,12 @@ JNIEXPORT void JNICALL Java_org_sharp4j_coll_NativeKernels_fold(JNIEnv *env, jcl
         return;
     }
     char *d2 = (char *)(*env)->GetDirectBufferAddress(env, dst2) + d2Off;
+    if (d2 != d && d2 != x && d2 != y && d != y) {
+        /* One pass, both stores in the loop: a fold into d followed by a copy of each block to d2
+         * measured 1.3-2x slower inside a 2-rank Allreduce (the tile owner's case), though not alone. */
+        KERNELS2[type][op](d, d2, x, y, n);
+        return;
+    }
     long step = BLOCK / size;
     for (long i = 0; i < n; i += step) {
         long m = n - i < step ? n - i : step;
@@ -176,15 +202,25 @@ JNIEXPORT void JNICALL Java_org_sharp4j_coll_NativeKernels_foldAll(JNIEnv *env, 
     }
     char *d = (char *)(*env)->GetDirectBufferAddress(env, dst) + dOff;
     char *d2 = dst2 == NULL ? NULL : (char *)(*env)->GetDirectBufferAddress(env, dst2) + d2Off;
+    /* the last input's step writes d2 in the same pass where d2 is none of the other operands */
+    int twoAtLast = d2 != NULL && d2 != d;
+    for (jint j = 0; j < k && twoAtLast; j++) {
+        twoAtLast = d2 != x[j];
+    }
+    kernel2_fn fn2 = KERNELS2[type][op];
     long size = SIZES[type];
     long step = BLOCK / size;
     for (long i = 0; i < n; i += step) {
         long m = n - i < step ? n - i : step;
         long o = i * size;
         fn(d + o, x[0] + o, x[1] + o, m);
-        for (jint j = 2; j < k; j++) {
+        for (jint j = 2; j < k - 1; j++) {
             fn(d + o, d + o, x[j] + o, m);
         }
-        if (d2 != NULL && d2 != d) memmove(d2 + o, d + o, (size_t)(m * size));
+        if (k > 2) {
+            if (twoAtLast) fn2(d + o, d2 + o, d + o, x[k - 1] + o, m);
+            else fn(d + o, d + o, x[k - 1] + o, m);
+        }
+        if (d2 != NULL && d2 != d && !(twoAtLast && k > 2)) memmove(d2 + o, d + o, (size_t)(m * size));
     }
 }

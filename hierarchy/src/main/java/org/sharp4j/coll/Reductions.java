@@ -100,6 +100,19 @@ public final class Reductions {
         }
     }
 
+    /**
+     * Which kernels serve folds of direct buffers from {@link Staging#MIN_BYTES}, for {@code sharp4j info}:
+     * {@code native} or, without the native kernels, the Java form and why.
+     */
+    public static String kernelsInUse() {
+        if (NativeKernels.AVAILABLE) {
+            return "native (JNI, vectorised by gcc)";
+        }
+        String java = !Staging.ENABLED ? "scalar loops" : RawMemory.ENABLED ? "staged, raw addresses" : Staging.SEGMENTS ? "staged, segments"
+                : "scalar loops";
+        return "java (" + java + "); native not used: " + NativeKernels.whyNot;
+    }
+
     /** {@code dst = dst op src} over {@code count} elements of {@code type}. */
     public static void combine(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer src, int sOff, int count) {
         combine(type, op, dst, dOff, dst, dOff, src, sOff, count);

@@ -93,6 +93,7 @@ public final class Info {
         sb.append("    topology group ").append(cfg.groupByNuma() ? "numa" : "socket").append(", simulated nodes ")
                 .append(cfg.simulatedNodes()).append(", simulated sockets ").append(cfg.simulatedSockets()).append('\n');
         sb.append("    shm dir ").append(cfg.shmDir()).append(", warm-up rounds ").append(cfg.warmupRounds()).append('\n');
+        sb.append("    reduction kernels from 2 KiB: ").append(org.sharp4j.coll.Reductions.kernelsInUse()).append('\n');
         return sb.toString();
     }
 

@@ -243,6 +243,13 @@ class ReductionsTest {
                             assertArrayEquals(canon(wantInPlace, t, off, n), canon(bytes(a2), t, off, n), what + ": dst2 = a");
                             assertArrayEquals(java.util.Arrays.copyOfRange(canon(wantInPlace, t, off, n), off, off + len),
                                     java.util.Arrays.copyOfRange(canon(bytes(d), t, off, n), off, off + len), what + ": dst with dst2 = a");
+                            // in place on dst: dst is a, dst2 a buffer of its own (the native one-pass form for d == a)
+                            ByteBuffer a3 = copyOf(a, direct);
+                            ByteBuffer d3 = alloc(bytes, direct);
+                            two(form, st, t, op, a3, off, d3, off, a3, off, b, off, n);
+                            assertArrayEquals(canon(wantInPlace, t, off, n), canon(bytes(a3), t, off, n), what + ": dst = a");
+                            assertArrayEquals(java.util.Arrays.copyOfRange(canon(wantInPlace, t, off, n), off, off + len),
+                                    java.util.Arrays.copyOfRange(canon(bytes(d3), t, off, n), off, off + len), what + ": dst2 with dst = a");
                         }
                     }
                 }
@@ -298,6 +305,19 @@ class ReductionsTest {
                             Reductions.combineAll(t, op, x[0], xo[0], null, 0, x, xo, k, n);
                             assertArrayEquals(want, java.util.Arrays.copyOfRange(canon(bytes(x[0]), t, xo[0], n), xo[0], xo[0] + n * t.size),
                                     what + ": in place");
+                            // the second destination is the last input itself (every input's block is read before it is
+                            // written); x[0] holds the fold by now, so the reference is the pairwise fold of the inputs as they are
+                            ByteBuffer e = alloc(bytes, direct);
+                            Reductions.combineVarHandle(t, op, e, off, x[0], xo[0], x[1], xo[1], n);
+                            for (int j = 2; j < k; j++) {
+                                Reductions.combineVarHandle(t, op, e, off, e, off, x[j], xo[j], n);
+                            }
+                            byte[] want2 = java.util.Arrays.copyOfRange(canon(bytes(e), t, off, n), off, off + n * t.size);
+                            Reductions.combineAll(t, op, d, off, x[k - 1], xo[k - 1], x, xo, k, n);
+                            assertArrayEquals(want2, java.util.Arrays.copyOfRange(canon(bytes(d), t, off, n), off, off + n * t.size),
+                                    what + ": dst with dst2 = x[k-1]");
+                            assertArrayEquals(want2, java.util.Arrays.copyOfRange(canon(bytes(x[k - 1]), t, xo[k - 1], n), xo[k - 1],
+                                    xo[k - 1] + n * t.size), what + ": dst2 = x[k-1]");
                         }
                     }
                 }

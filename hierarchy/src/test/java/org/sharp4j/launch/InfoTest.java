@@ -36,5 +36,8 @@ class InfoTest {
         assertTrue(r.contains("override string (Config.withTuneOverride)"), r);
         assertTrue(r.matches("(?s).*allreduce +intra 0-64 +tiled chunk=slot +<- Config.withTuneOverride rule 1.*\\[override string\\].*"), r);
         assertTrue(r.contains("effective settings"), r);
+        // which kernels fold large messages: native where this build made them, else the Java form and why not
+        assertTrue(r.contains("reduction kernels from 2 KiB: " + org.sharp4j.coll.Reductions.kernelsInUse()), r);
+        assertTrue(org.sharp4j.coll.Reductions.kernelsInUse().startsWith("native") || r.contains("native not used: "), r);
     }
 }

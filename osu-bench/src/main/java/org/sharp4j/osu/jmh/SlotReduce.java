@@ -28,10 +28,11 @@ import org.sharp4j.coll.Reductions;
  *
  * <p>{@code kernels} picks the form, through {@code -Dsharp4j.kernels} set in {@link #setup}
  * before the kernels' classes initialise (JMH forks a JVM per parameter set, so keep
- * {@code -f} at 1 or more): {@code auto} is the default (staged where
- * {@code org.sharp4j.coll.Staging.pays}: 4-byte types from 2 KiB, double MIN/MAX from 16 KiB;
- * the scalar loops elsewhere), {@code scalar} the scalar loops alone (raw addresses on JDK 17-21,
- * VarHandles from JDK 22: the kernels before staging), so one run gives both and their ratio.
+ * {@code -f} at 1 or more): {@code auto} is the default (the native kernels from 2 KiB where the
+ * jar has them, {@code org.sharp4j.coll.NativeKernels}), {@code java} the Java kernels that serve
+ * without them (staged where {@code org.sharp4j.coll.Staging.pays}: 4-byte types from 2 KiB, double
+ * MIN/MAX from 16 KiB; the scalar loops elsewhere), {@code scalar} the scalar loops alone (raw
+ * addresses on JDK 17-21, VarHandles from JDK 22), so one run gives all three and their ratios.
  * On a shared machine wall-clock ns/op swing by several times between forks; compare ratios of
  * neighbouring forks, or measure CPU time.
  *
@@ -55,8 +56,8 @@ public class SlotReduce {
         "FLOAT:SUM", "FLOAT:PROD", "FLOAT:MIN", "FLOAT:MAX", "DOUBLE:SUM", "DOUBLE:PROD", "DOUBLE:MIN", "DOUBLE:MAX"})
     public String typeOp;
 
-    /** {@code auto} (staged where it pays) or {@code scalar} (the loops before staging); see the class comment. */
-    @Param({"auto", "scalar"})
+    /** {@code auto} (native where loaded), {@code java} (staged where it pays) or {@code scalar}; see the class comment. */
+    @Param({"auto", "java", "scalar"})
     public String kernels;
 
     private DataType type;
