@@ -46,6 +46,16 @@ import org.sharp4j.shm.Waiter;
  *       the root's fold, and no acknowledgment round.</li>
  * </ul>
  *
+ * <h2>Copies the root reads: non-temporal stores</h2>
+ * From {@link #STREAM_MIN_BYTES} a non-root whose input is a direct buffer copies it with
+ * non-temporal stores where the native kernels are loaded. With ordinary stores every line the
+ * root folds is modified in the copier's cache and moves between the cores on the root's read;
+ * 2-rank Reduce (1 MiB, the OSU port and a loop of 40 x 200 calls, same machine) was then
+ * bistable, 60-70 us or 160-280 us per call for seconds at a time, 0.27-1.98 against Open MPI Java
+ * across runs, and with streaming stores 77-150 us and 0.45-0.81 (3 runs, 64 KiB-16 MiB). The
+ * fence at the end of the copy orders it before the progress word's release. The root's own
+ * copies (arrays) and the other algorithms keep ordinary stores.
+ *
  * <h2>The verdict (argument check)</h2>
  * Every rank, root or not, acquires every member's ARRIVED of the call's first chunk before it
  * goes past that chunk, and the verdict is the first member, in member order, whose descriptor
@@ -73,6 +83,12 @@ final class DirectReduceAlgorithm {
     static final int PROGRESS = ShmLevel.INLINE;
     /** A member publishes its chunk in pieces of this many bytes, so that the root's fold overlaps the copy. */
     static final int PIECE_BYTES = 16 * 1024;
+    /**
+     * From this message size a non-root copies its direct buffer into its slot with non-temporal
+     * stores ({@link Payload#copyInStreaming}), so that the root reads the lines from memory rather
+     * than out of the copier's cache (see the class comment).
+     */
+    static final long STREAM_MIN_BYTES = 64 * 1024;
 
     private final Engine e;
     /** The root's operands of the current chunk (grown once to the member count; no allocation per call). */
@@ -107,6 +123,7 @@ final class DirectReduceAlgorithm {
         // and is written before it is read (the passes before member r's write the output).
         final boolean ownInPlace = isRoot && src.kind != Payload.ARRAY && !(r >= 2 && overlaps(src, dst, t, count));
         final int pieceElems = Math.max(1, Math.min(chunkElems, PIECE_BYTES / size));
+        final boolean streaming = !isRoot && (long) count * size >= STREAM_MIN_BYTES;
         if (xBuf.length < q) {
             xBuf = new ByteBuffer[q];
             xOff = new int[q];
@@ -141,7 +158,11 @@ final class DirectReduceAlgorithm {
                 if (!shared) {
                     int k = 0;
                     for (int p = 0; p < n || k == 0; p += pieceElems, k++) {
-                        src.copyIn(sock, sock.slot(set, me) + p * size, t, first + p, Math.min(pieceElems, n - p));
+                        if (streaming) {
+                            src.copyInStreaming(sock, sock.slot(set, me) + p * size, t, first + p, Math.min(pieceElems, n - p));
+                        } else {
+                            src.copyIn(sock, sock.slot(set, me) + p * size, t, first + p, Math.min(pieceElems, n - p));
+                        }
                         Flags.release(sock.buf, progress, (s << 20) | (k + 1));
                     }
                 }

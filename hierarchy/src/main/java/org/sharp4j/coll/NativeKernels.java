@@ -15,7 +15,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The native reduction kernels ({@code src/main/c/sharp4j_kernels.c}): {@code dst = a op b} and
  * the k-input fold in one vectorised pass over direct buffers, where the Java kernels either run
- * scalar or stage blocks through arrays ({@link Staging}). Measured on this project's 2-core VM
+ * scalar or stage blocks through arrays ({@link Staging}); and a copy with non-temporal stores
+ * ({@link #copyStreaming}), which Java cannot express, for the direct Reduce's large copies. Measured on this project's 2-core VM
  * (FLOAT SUM, 1 MiB, three direct buffers): 0.17-0.18 ns per element against 0.30 staged on JDK 17
  * and 0.36 on Temurin 25, and 1.5x a plain copy of the operand (a fold moves three streams, a copy
  * two); {@code SlotReduce} (JMH) compares the forms per type and op.
@@ -66,6 +67,13 @@ final class NativeKernels {
     /** {@code dst = ((x[0] op x[1]) op x[2]) ...} over {@code n} elements, and into {@code dst2} unless null; 2 to 256 inputs. */
     static native void foldAll(int type, int op, ByteBuffer dst, long dOff, ByteBuffer dst2, long d2Off, ByteBuffer[] x, int[] xOff,
             int k, int n);
+
+    /**
+     * {@code dst[dOff, dOff + bytes) = src[sOff, sOff + bytes)} with non-temporal stores (they bypass
+     * this core's caches), fenced: for a large copy that another core reads next (see the C source).
+     * Both buffers direct; the caller checks the ranges.
+     */
+    static native void copyStreaming(ByteBuffer dst, long dOff, ByteBuffer src, long sOff, long bytes);
 
     /** Inputs a native fold over several takes at most (the C side's stack array). */
     static final int MAX_INPUTS = 256;

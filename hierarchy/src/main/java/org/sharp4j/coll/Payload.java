@@ -83,6 +83,24 @@ public final class Payload {
         copyIn(lvl.buf, lvl.ints, lvl.longs, lvl.floats, lvl.doubles, segOff, t, first, count);
     }
 
+    /**
+     * As {@link #copyIn(ShmLevel, int, DataType, int, int)}, with non-temporal stores where the
+     * input is a direct buffer and the native kernels are loaded ({@link NativeKernels#copyStreaming}):
+     * for a copy that another rank reads next and that is too large to stay in this core's cache
+     * for it. Everything else copies as copyIn does.
+     */
+    void copyInStreaming(ShmLevel lvl, int segOff, DataType t, int first, int count) {
+        if (kind != BUFFER || !NativeKernels.AVAILABLE || !buffer.isDirect() || count == 0) {
+            copyIn(lvl, segOff, t, first, count);
+            return;
+        }
+        long bytes = (long) count * t.size;
+        long from = (long) (off + first) * t.size;
+        Staging.check(lvl.buf, segOff, bytes, true);
+        Staging.check(buffer, (int) from, bytes, false);
+        NativeKernels.copyStreaming(lvl.buf, segOff, buffer, from, bytes);
+    }
+
     /** user[first, first+count) -> a private buffer at byte {@code at}. */
     void copyIn(Views v, int at, DataType t, int first, int count) {
         copyIn(v.buf, v.ints, v.longs, v.floats, v.doubles, at, t, first, count);

@@ -102,6 +102,37 @@ class NativeKernelsTest {
         assertEquals(a.getFloat(8) + b.getFloat(8), d.getFloat(8));
     }
 
+    /**
+     * The streaming copy: every byte of the range, whatever the destination's alignment (the head
+     * up to 16 bytes, whole 64-byte lines, the tail), and not one byte outside it.
+     */
+    @Test
+    void theStreamingCopyCopiesExactlyItsRangeAtAnyAlignment() {
+        assumeTrue(NativeKernels.AVAILABLE, () -> "not loaded: " + NativeKernels.whyNot);
+        int[] lengths = {0, 1, 15, 16, 17, 63, 64, 65, 127, 4096 + 13, 70_001};
+        ByteBuffer src = direct(70_001 + 64);
+        for (int i = 0; i < src.capacity(); i++) {
+            src.put(i, (byte) (i * 31 + 7));
+        }
+        for (int len : lengths) {
+            for (int dOff = 0; dOff < 18; dOff += 1) {
+                int sOff = (dOff * 5) % 23;
+                ByteBuffer d = direct(len + 64);
+                for (int i = 0; i < d.capacity(); i++) {
+                    d.put(i, (byte) 0x5A);
+                }
+                NativeKernels.copyStreaming(d, dOff, src, sOff, len);
+                for (int i = 0; i < d.capacity(); i++) {
+                    byte want = i >= dOff && i < dOff + len ? src.get(sOff + i - dOff) : (byte) 0x5A;
+                    if (d.get(i) != want) {
+                        throw new AssertionError("len " + len + " dOff " + dOff + " sOff " + sOff + ": byte " + i + " is " + d.get(i)
+                                + ", want " + want);
+                    }
+                }
+            }
+        }
+    }
+
     /** More inputs than the native fold takes: combineAll falls back to the Java forms with the same bits. */
     @Test
     void aFoldOverMoreInputsThanTheLibraryTakesStillGivesThePairwiseBits() {
