@@ -67,6 +67,32 @@ class NativeKernelsTest {
         }
     }
 
+    /** A copy left by a killed process (its pid gone) is removed by the next load; a live process's copy and other files are not. */
+    @Test
+    void aDeadProcesssLeftoverCopyIsRemovedAndNothingElse(@org.junit.jupiter.api.io.TempDir Path dir) throws IOException {
+        long dead = deadPid();
+        Path stale = Files.createFile(dir.resolve(NativeKernels.PREFIX + dead + "-123.so"));
+        Path live = Files.createFile(dir.resolve(NativeKernels.PREFIX + ProcessHandle.current().pid() + "-456.so"));
+        Path other = Files.createFile(dir.resolve(NativeKernels.PREFIX + "x-789.so"));
+        Path unrelated = Files.createFile(dir.resolve("sharp4j-other-" + dead + ".so"));
+        NativeKernels.removeStale(dir);
+        assertTrue(Files.notExists(stale), "a dead process's copy stayed");
+        assertTrue(Files.exists(live) && Files.exists(other) && Files.exists(unrelated), "removed a file that is not a dead process's copy");
+        NativeKernels.removeStale(dir.resolve("missing")); // no directory: no exception
+    }
+
+    /** A pid no process has: one started and waited for. */
+    private static long deadPid() throws IOException {
+        Process p = new ProcessBuilder("true").start();
+        try {
+            p.waitFor();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+        return p.pid();
+    }
+
     /** Bounds, writability, op and buffer kind are checked in Java before the native call writes anything. */
     @Test
     void badArgumentsFailBeforeAnythingIsWritten() {
