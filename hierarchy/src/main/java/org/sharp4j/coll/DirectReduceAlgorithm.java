@@ -85,7 +85,7 @@ final class DirectReduceAlgorithm {
     static final int PIECE_BYTES = 16 * 1024;
     /**
      * From this message size a non-root copies its direct buffer into its slot with non-temporal
-     * stores ({@link Payload#copyInStreaming}), so that the root reads the lines from memory rather
+     * stores ({@code Payload.copyIn(..., streaming)}), so that the root reads the lines from memory rather
      * than out of the copier's cache (see the class comment).
      */
     static final long STREAM_MIN_BYTES = 64 * 1024;
@@ -158,11 +158,7 @@ final class DirectReduceAlgorithm {
                 if (!shared) {
                     int k = 0;
                     for (int p = 0; p < n || k == 0; p += pieceElems, k++) {
-                        if (streaming) {
-                            src.copyInStreaming(sock, sock.slot(set, me) + p * size, t, first + p, Math.min(pieceElems, n - p));
-                        } else {
-                            src.copyIn(sock, sock.slot(set, me) + p * size, t, first + p, Math.min(pieceElems, n - p));
-                        }
+                        src.copyIn(sock, sock.slot(set, me) + p * size, t, first + p, Math.min(pieceElems, n - p), streaming);
                         Flags.release(sock.buf, progress, (s << 20) | (k + 1));
                     }
                 }

@@ -84,13 +84,13 @@ public final class Payload {
     }
 
     /**
-     * As {@link #copyIn(ShmLevel, int, DataType, int, int)}, with non-temporal stores where the
-     * input is a direct buffer and the native kernels are loaded ({@link NativeKernels#copyStreaming}):
-     * for a copy that another rank reads next and that is too large to stay in this core's cache
-     * for it. Everything else copies as copyIn does.
+     * As {@link #copyIn(ShmLevel, int, DataType, int, int)}; if {@code streaming}, with non-temporal
+     * stores where the input is a direct buffer and the native kernels are loaded
+     * ({@link NativeKernels#copyStreaming}): for a copy that another rank reads next and that is too
+     * large to stay in this core's cache for it. Everything else copies as copyIn does.
      */
-    void copyInStreaming(ShmLevel lvl, int segOff, DataType t, int first, int count) {
-        if (kind != BUFFER || !NativeKernels.AVAILABLE || !buffer.isDirect() || count == 0) {
+    void copyIn(ShmLevel lvl, int segOff, DataType t, int first, int count, boolean streaming) {
+        if (!streaming || kind != BUFFER || !NativeKernels.AVAILABLE || !buffer.isDirect() || count == 0) {
             copyIn(lvl, segOff, t, first, count);
             return;
         }
