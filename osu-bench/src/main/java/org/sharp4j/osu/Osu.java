@@ -362,6 +362,7 @@ public final class Osu {
                     bufs[j] = Buffers.allocate(type, o.arrays(), capacity);
                     jitWarmupAll(o, backends.get(j), bufs[j], counts, type.bytes);
                 }
+                harnessWarmup(o, backends, bufs, counts, type.bytes, table, compare);
                 if (print) {
                     out.println(Table.datatypeLine(type));
                     out.println(table.header());
@@ -371,6 +372,9 @@ public final class Osu {
                     long bytes = (long) count * type.bytes;
                     int iters = o.iterationsFor(bytes);
                     int skip = o.warmupFor(bytes);
+                    if (o.jitWarmup() > 0) {
+                        rowSettle(backends.get(0));
+                    }
                     Measured m = measure(o, backends, bufs, count, iters, skip);
                     Stats[] st = m.stats();
                     if (print) {
@@ -434,20 +438,84 @@ public final class Osu {
         b.barrier();
     }
 
+    /**
+     * Before each row: sleeps until the JIT has been idle for 20 ms (at most 500 ms), then a barrier.
+     * The previous row's statistics (sorting every call's time) and printing are the harness's own
+     * code, first run after the warm-up; the JIT compiles them while the next row's first backend
+     * runs, on a core that a spinning rank needs. Without this wait the first backend of each row
+     * took stalls of milliseconds that the second one did not (OSU port, 2 ranks, 10,000 calls per
+     * row: sharp4j's average 2-10x its median at random rows, Open MPI's in the same processes 1.0x).
+     */
+    static void rowSettle(Backend b) {
+        org.sharp4j.coll.JitIdle.await(500, 20);
+        b.barrier();
+    }
+
     static void jitWarmup(OsuOptions o, Backend b, Buffers buf, int count, int n) {
+        Kind kind = o.kind();
+        boolean inPlace = o.inPlace();
+        int size = b.size();
         for (int i = 0; i < n; i++) {
-            switch (o.kind()) {
-                case ALLREDUCE:
-                    b.allreduce(buf, count, o.inPlace());
-                    break;
-                case REDUCE:
-                    b.reduce(buf, count, o.rootFor(i, b.size()), o.inPlace());
-                    break;
-                default:
-                    break;
+            timedCall(kind, b, buf, count, kind == Kind.REDUCE ? o.rootFor(i, size) : 0, inPlace);
+            if (kind != Kind.BARRIER) {
+                b.barrier();
             }
-            b.barrier();
         }
+    }
+
+    /**
+     * The timed call itself, one method for the warm-up and the table, so that the JIT compiles
+     * (during the warm-up) exactly the code the table times: {@link System#nanoTime()}, the call,
+     * {@code nanoTime()} again; returns the nanoseconds between.
+     */
+    static long timedCall(Kind kind, Backend b, Buffers buf, int count, int root, boolean inPlace) {
+        long t0;
+        long t1;
+        switch (kind) {
+            case ALLREDUCE:
+                t0 = System.nanoTime();
+                b.allreduce(buf, count, inPlace);
+                t1 = System.nanoTime();
+                break;
+            case REDUCE:
+                t0 = System.nanoTime();
+                b.reduce(buf, count, root, inPlace);
+                t1 = System.nanoTime();
+                break;
+            default:
+                t0 = System.nanoTime();
+                b.barrier();
+                t1 = System.nanoTime();
+                break;
+        }
+        return t1 - t0;
+    }
+
+    /**
+     * The table's own code before its first row: the timing loop, the statistics (a sort of every
+     * call's time, reductions to rank 0) and the row's formatting, run over every size in a dry
+     * pass (the row's iterations, at most 64 MiB of data per size) whose results are dropped, twice,
+     * then the JIT settles.
+     * Without it the JIT compiled them during the first rows (the timing loop reached C2 only at
+     * the sixth row), on a core that a spinning rank needs.
+     */
+    static void harnessWarmup(OsuOptions o, List<Backend> backends, Buffers[] bufs, List<Integer> counts, int typeBytes, Table table,
+            boolean compare) {
+        if (o.jitWarmup() == 0) {
+            return;
+        }
+        for (int round = 0; round < 2; round++) {
+            for (int count : counts) {
+                long bytes = Math.max(1L, (long) count * typeBytes);
+                int iters = (int) Math.max(2, Math.min(o.iterationsFor(bytes), (64L << 20) / bytes));
+                // OMB's untimed calls too: a dry pass without them let C2 drop their branch, and the first row deoptimized the loop
+                Measured m = measure(o, backends, bufs, count, iters, Math.min(o.warmupFor(bytes), iters));
+                Stats[] st = m.stats();
+                table.row(bytes, st[0], compare ? st[1] : null, m.ratio()); // formatted and dropped
+                table.csvRow("", bytes, st[0], compare ? st[1] : null, m.ratio());
+            }
+        }
+        jitSettle(backends.get(0));
     }
 
     /** The statistics of one message size on each backend (valid on rank 0), and the ratio of the first to the second. */
@@ -564,17 +632,14 @@ public final class Osu {
         long blockNanos = 0;
         b.barrier();
         for (int i = 0; i < iters + skip; i++, t.calls++) {
-            long t0;
-            long t1;
+            long dt;
             switch (kind) {
                 case ALLREDUCE:
                     if (validate) {
                         buf.fillValidation(t.calls, count, inPlace);
                         b.barrier();
                     }
-                    t0 = System.nanoTime();
-                    b.allreduce(buf, count, inPlace);
-                    t1 = System.nanoTime();
+                    dt = timedCall(kind, b, buf, count, 0, inPlace);
                     b.barrier();
                     if (validate) {
                         t.errors += buf.checkReduction(t.calls, count, size);
@@ -586,27 +651,23 @@ public final class Osu {
                         buf.fillValidation(t.calls, count, inPlace);
                     }
                     b.barrier();
-                    t0 = System.nanoTime();
-                    b.reduce(buf, count, root, inPlace);
-                    t1 = System.nanoTime();
+                    dt = timedCall(kind, b, buf, count, root, inPlace);
                     if (validate && rank == root) {
                         t.errors += buf.checkReduction(t.calls, count, size);
                     }
                     break;
                 }
                 default:
-                    t0 = System.nanoTime();
-                    b.barrier();
-                    t1 = System.nanoTime();
+                    dt = timedCall(kind, b, buf, count, 0, inPlace);
                     break;
             }
             if (i >= skip) {
-                blockNanos += t1 - t0;
+                blockNanos += dt;
                 if (t.lat != null) {
-                    t.lat[t.timed] = (t1 - t0) / 1e3;
+                    t.lat[t.timed] = dt / 1e3;
                 }
                 if (t.block != null) {
-                    t.block[i - skip] = (t1 - t0) / 1e3;
+                    t.block[i - skip] = dt / 1e3;
                 }
                 t.timed++;
             }
