@@ -47,7 +47,7 @@ import org.sharp4j.shm.Waiter;
  * </ul>
  *
  * <h2>Copies the root reads: non-temporal stores</h2>
- * From {@link #STREAM_MIN_BYTES} a non-root whose input is a direct buffer copies it with
+ * From {@link Payload#STREAM_MIN_BYTES} a non-root whose input is a direct buffer copies it with
  * non-temporal stores where the native kernels are loaded. With ordinary stores every line the
  * root folds is modified in the copier's cache and moves between the cores on the root's read;
  * 2-rank Reduce (1 MiB, the OSU port and a loop of 40 x 200 calls, same machine) was then
@@ -83,12 +83,6 @@ final class DirectReduceAlgorithm {
     static final int PROGRESS = ShmLevel.INLINE;
     /** A member publishes its chunk in pieces of this many bytes, so that the root's fold overlaps the copy. */
     static final int PIECE_BYTES = 16 * 1024;
-    /**
-     * From this message size a non-root copies its direct buffer into its slot with non-temporal
-     * stores ({@code Payload.copyIn(..., streaming)}), so that the root reads the lines from memory rather
-     * than out of the copier's cache (see the class comment).
-     */
-    static final long STREAM_MIN_BYTES = 64 * 1024;
 
     private final Engine e;
     /** The root's operands of the current chunk (grown once to the member count; no allocation per call). */
@@ -121,9 +115,9 @@ final class DirectReduceAlgorithm {
         final boolean isRoot = me == r;
         // The root reads its own input in place unless it is an array or its output overlaps it
         // and is written before it is read (the passes before member r's write the output).
-        final boolean ownInPlace = isRoot && src.kind != Payload.ARRAY && !(r >= 2 && overlaps(src, dst, t, count));
+        final boolean ownInPlace = isRoot && src.kind != Payload.ARRAY && !(r >= 2 && Payload.overlaps(src, dst, t, count));
         final int pieceElems = Math.max(1, Math.min(chunkElems, PIECE_BYTES / size));
-        final boolean streaming = !isRoot && (long) count * size >= STREAM_MIN_BYTES;
+        final boolean streaming = !isRoot && (long) count * size >= Payload.STREAM_MIN_BYTES;
         if (xBuf.length < q) {
             xBuf = new ByteBuffer[q];
             xOff = new int[q];
@@ -254,22 +248,4 @@ final class DirectReduceAlgorithm {
         }
     }
 
-    /** Whether the root's input and output share memory (an in-place Reduce). */
-    private static boolean overlaps(Payload src, Payload dst, DataType t, int count) {
-        if (src.kind == Payload.SHARED) {
-            return dst.kind == Payload.SHARED;
-        }
-        if (src.kind != Payload.BUFFER || dst.kind != Payload.BUFFER) {
-            return false;
-        }
-        if (src.buffer == dst.buffer) {
-            long a = (long) src.off * t.size;
-            long b = (long) dst.off * t.size;
-            long len = (long) count * t.size;
-            return a < b + len && b < a + len;
-        }
-        // Two views of one memory (a duplicate, a slice) cannot be told apart cheaply: as MPI
-        // forbids aliased send and receive buffers, only the same object means in place.
-        return false;
-    }
 }

@@ -83,6 +83,37 @@ public final class Payload {
         copyIn(lvl.buf, lvl.ints, lvl.longs, lvl.floats, lvl.doubles, segOff, t, first, count);
     }
 
+    /** Whether {@code src} and {@code dst} share memory (an in-place call) over {@code count} elements. */
+    static boolean overlaps(Payload src, Payload dst, DataType t, int count) {
+        if (src.kind == Payload.SHARED) {
+            return dst.kind == Payload.SHARED;
+        }
+        if (src.kind != Payload.BUFFER || dst.kind != Payload.BUFFER) {
+            return false;
+        }
+        if (src.buffer == dst.buffer) {
+            long a = (long) src.off * t.size;
+            long b = (long) dst.off * t.size;
+            long len = (long) count * t.size;
+            return a < b + len && b < a + len;
+        }
+        // Two views of one memory (a duplicate, a slice) cannot be told apart cheaply: as MPI
+        // forbids aliased send and receive buffers, only the same object means in place.
+        return false;
+    }
+
+    /**
+     * From this message size, the long-message algorithms write what another rank reads next
+     * (a member's copy into its slot, a folded tile into the result area) with non-temporal
+     * stores, where the data is in a direct buffer and the native kernels are loaded. On this
+     * machine a store to a line that another core read last (a slot or result tile the peers
+     * read in the previous call) cost about 28 ns per line, 2.2 GB/s (1 MiB written by one thread
+     * right after another thread on the other core read it), while that reader's loads ran at
+     * 25 GB/s; streaming stores do not wait for those lines. See {@link DirectReduceAlgorithm},
+     * {@link PipelinedAlgorithm} and {@link TileFold} for what each measured.
+     */
+    static final long STREAM_MIN_BYTES = 64 * 1024;
+
     /**
      * As {@link #copyIn(ShmLevel, int, DataType, int, int)}; if {@code streaming}, with non-temporal
      * stores where the input is a direct buffer and the native kernels are loaded

@@ -63,6 +63,17 @@ import org.sharp4j.tuning.Collective;
  *       ({@link Engine#arrivedKnownAt}), which is all this rank observed in that sense.</li>
  * </ul>
  *
+ * <h2>Streaming stores</h2>
+ * From {@link Payload#STREAM_MIN_BYTES}, what the other members read next is written with
+ * non-temporal stores where the data is in direct buffers: the copy of a chunk into the slot
+ * ({@code Payload.copyIn(..., streaming)}), and the folded tile, which is folded into this rank's
+ * own output first and then streamed from there into the result area ({@link TileFold}). Those
+ * lines were read by the other members in the call before, and an ordinary store to each waited
+ * for the other core to give it up. OSU port, {@code --compare mpi}, same processes, 64 KiB-16 MiB,
+ * alternating runs with and without: 2 ranks 0.57-1.13 of Open MPI Java against 0.77-1.67 (the
+ * copy alone: 0.89-1.23 against 1.20-1.58, in a slower phase); 4 ranks on 2 cores 0.18-0.96
+ * against 0.25-1.67. Arrays and a member that gets no result fold with ordinary stores.
+ *
  * <h2>Reduce: nobody waits for the root</h2>
  * Every member folds its tile (the fold is spread over the socket, where the direct Reduce's root
  * folds q-1 passes alone); only the root reads the tiles out. A non-root member returns after
@@ -105,6 +116,9 @@ final class PipelinedAlgorithm {
         // My tile goes straight into my output when the output is memory the kernels write (a
         // buffer or the shared buffer) and not my own input that others still read in place.
         final boolean tileOut = gets && (dst.kind == Payload.BUFFER && dst.buffer.isDirect() || dst.kind == Payload.SHARED);
+        // Streaming stores for the folded tile (see "Streaming stores"): the fold then writes my output
+        // first, which must not be an input the fold reads after its first two (member >= 2 in place).
+        final boolean streamTile = (long) count * size >= Payload.STREAM_MIN_BYTES && !(me >= 2 && Payload.overlaps(src, dst, t, count));
         if (shared) {
             desc |= Desc.SHARED;
         }
@@ -149,7 +163,7 @@ final class PipelinedAlgorithm {
                         }
                     }
                 }
-                foldTile(s, f, count, chunkElems, size, t, op, q, me, ownInPlace, tileOut);
+                foldTile(s, f, count, chunkElems, size, t, op, q, me, ownInPlace, tileOut, streamTile);
                 sock.publish(set, ShmLevel.TILED, s, desc, st);
                 if (!gets) {
                     sock.publish(set, ShmLevel.RELEASED, s, desc, st); // its slots were my last reads of chunk f
@@ -211,14 +225,15 @@ final class PipelinedAlgorithm {
         final int first = c * chunkElems;
         final int n = Math.min(chunkElems, count - first);
         final int slot = sock.slot(ShmLevel.set(s), me);
+        final boolean streaming = (long) count * size >= Payload.STREAM_MIN_BYTES; // the tile owners read it: see "Streaming stores"
         if (ownInPlace) { // the others' tiles only: my own stays in my buffer
             final int tile = tile(n, q, size);
             final int lo = Math.min(n, me * tile);
             final int hi = Math.min(n, lo + tile);
-            e.src.copyIn(sock, slot, t, first, lo);
-            e.src.copyIn(sock, slot + hi * size, t, first + hi, n - hi);
+            e.src.copyIn(sock, slot, t, first, lo, streaming);
+            e.src.copyIn(sock, slot + hi * size, t, first + hi, n - hi, streaming);
         } else {
-            e.src.copyIn(sock, slot, t, first, n);
+            e.src.copyIn(sock, slot, t, first, n, streaming);
         }
     }
 
@@ -228,7 +243,7 @@ final class PipelinedAlgorithm {
      * copied out again: one pass over the tile less).
      */
     private void foldTile(long s, int c, int count, int chunkElems, int size, DataType t, Op op, int q, int me, boolean ownInPlace,
-            boolean tileOut) {
+            boolean tileOut, boolean streaming) {
         final ShmLevel sock = e.sock;
         final int set = ShmLevel.set(s);
         final int first = c * chunkElems;
@@ -241,11 +256,12 @@ final class PipelinedAlgorithm {
         }
         final int to = sock.result(set) + lo * size;
         if (!tileOut) {
-            fold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, to, null, 0);
+            fold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, to, null, 0, false);
         } else if (e.dst.kind == Payload.BUFFER) {
-            fold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, to, e.dst.buffer, (e.dst.off + first + lo) * size);
+            fold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, to, e.dst.buffer, (e.dst.off + first + lo) * size, streaming);
         } else { // the shared buffer
-            fold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, to, e.dst.sharedLevel.buf, e.dst.sharedOff + (first + lo) * size);
+            fold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, to, e.dst.sharedLevel.buf, e.dst.sharedOff + (first + lo) * size,
+                    streaming);
         }
     }
 }

@@ -24,10 +24,13 @@ final class TileFold {
      * Folds elements {@code [lo, hi)} of the chunk that starts at element {@code first} of the
      * call, set {@code set}, into {@code sock.buf} at byte {@code to} and, unless {@code out} is
      * null, into {@code out} at byte {@code outOff} as well, from the same blocks (no second pass
-     * over the tile).
+     * over the tile). With {@code streaming}, a direct {@code out} and the native kernels, the tile
+     * is folded into {@code out} alone and then copied from there into {@code sock.buf} with
+     * non-temporal stores (the other members read it next: see {@link Payload#STREAM_MIN_BYTES}):
+     * a second pass over the tile, out of this core's cache.
      */
     void fold(Engine e, ShmLevel sock, int set, int first, int lo, int hi, DataType t, Op op, boolean ownInPlace, int to,
-            ByteBuffer out, int outOff) {
+            ByteBuffer out, int outOff, boolean streaming) {
         final int size = t.size;
         final int q = sock.members;
         final int me = sock.me;
@@ -49,6 +52,12 @@ final class TileFold {
             if (out != null) {
                 ShmLevel.copy(out, outOff, xs[0], offs[0], (hi - lo) * size);
             }
+        } else if (streaming && out != null && out.isDirect() && NativeKernels.AVAILABLE) {
+            final long bytes = (long) (hi - lo) * size;
+            Reductions.combineAll(t, op, out, outOff, null, 0, xs, offs, q, hi - lo);
+            Staging.check(sock.buf, to, bytes, true);
+            Staging.check(out, outOff, bytes, false);
+            NativeKernels.copyStreaming(sock.buf, to, out, outOff, bytes);
         } else {
             Reductions.combineAll(t, op, sock.buf, to, out, outOff, xs, offs, q, hi - lo);
         }
