@@ -67,12 +67,13 @@ import org.sharp4j.tuning.Collective;
  * From {@link Payload#STREAM_MIN_BYTES}, what the other members read next is written with
  * non-temporal stores where the data is in direct buffers: the copy of a chunk into the slot
  * ({@code Payload.copyIn(..., streaming)}), and the folded tile, which is folded into this rank's
- * own output first and then streamed from there into the result area ({@link TileFold}). Those
- * lines were read by the other members in the call before, and an ordinary store to each waited
- * for the other core to give it up. OSU port, {@code --compare mpi}, same processes, 64 KiB-16 MiB,
+ * own output first and then streamed from there into the result area (a member that gets no
+ * result, or whose output is an input the fold reads later, folds into private scratch and streams
+ * from there: {@link TileFold}). Those lines were read by the other members in the call before,
+ * and an ordinary store to each waited for the other core to give it up. OSU port, {@code --compare mpi}, same processes, 64 KiB-16 MiB,
  * alternating runs with and without: 2 ranks 0.57-1.13 of Open MPI Java against 0.77-1.67 (the
  * copy alone: 0.89-1.23 against 1.20-1.58, in a slower phase); 4 ranks on 2 cores 0.18-0.96
- * against 0.25-1.67. Arrays and a member that gets no result fold with ordinary stores.
+ * against 0.25-1.67. Arrays are copied into the slot with ordinary stores.
  *
  * <h2>Reduce: nobody waits for the root</h2>
  * Every member folds its tile (the fold is spread over the socket, where the direct Reduce's root
@@ -116,9 +117,10 @@ final class PipelinedAlgorithm {
         // My tile goes straight into my output when the output is memory the kernels write (a
         // buffer or the shared buffer) and not my own input that others still read in place.
         final boolean tileOut = gets && (dst.kind == Payload.BUFFER && dst.buffer.isDirect() || dst.kind == Payload.SHARED);
-        // Streaming stores for the folded tile (see "Streaming stores"): the fold then writes my output
-        // first, which must not be an input the fold reads after its first two (member >= 2 in place).
-        final boolean streamTile = (long) count * size >= Payload.STREAM_MIN_BYTES && !(me >= 2 && Payload.overlaps(src, dst, t, count));
+        // Streaming stores for the folded tile (see "Streaming stores"); the fold writes my output first
+        // only if it is no input the fold reads after its first two (in place, members 0 and 1 only).
+        final boolean streamTile = (long) count * size >= Payload.STREAM_MIN_BYTES;
+        final boolean outFirst = !(me >= 2 && Payload.overlaps(src, dst, t, count));
         if (shared) {
             desc |= Desc.SHARED;
         }
@@ -163,7 +165,7 @@ final class PipelinedAlgorithm {
                         }
                     }
                 }
-                foldTile(s, f, count, chunkElems, size, t, op, q, me, ownInPlace, tileOut, streamTile);
+                foldTile(s, f, count, chunkElems, size, t, op, q, me, ownInPlace, tileOut, streamTile, outFirst);
                 sock.publish(set, ShmLevel.TILED, s, desc, st);
                 if (!gets) {
                     sock.publish(set, ShmLevel.RELEASED, s, desc, st); // its slots were my last reads of chunk f
@@ -243,7 +245,7 @@ final class PipelinedAlgorithm {
      * copied out again: one pass over the tile less).
      */
     private void foldTile(long s, int c, int count, int chunkElems, int size, DataType t, Op op, int q, int me, boolean ownInPlace,
-            boolean tileOut, boolean streaming) {
+            boolean tileOut, boolean streaming, boolean outFirst) {
         final ShmLevel sock = e.sock;
         final int set = ShmLevel.set(s);
         final int first = c * chunkElems;
@@ -256,12 +258,13 @@ final class PipelinedAlgorithm {
         }
         final int to = sock.result(set) + lo * size;
         if (!tileOut) {
-            fold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, to, null, 0, false);
+            fold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, to, null, 0, streaming, false);
         } else if (e.dst.kind == Payload.BUFFER) {
-            fold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, to, e.dst.buffer, (e.dst.off + first + lo) * size, streaming);
+            fold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, to, e.dst.buffer, (e.dst.off + first + lo) * size, streaming,
+                    outFirst);
         } else { // the shared buffer
             fold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, to, e.dst.sharedLevel.buf, e.dst.sharedOff + (first + lo) * size,
-                    streaming);
+                    streaming, outFirst);
         }
     }
 }

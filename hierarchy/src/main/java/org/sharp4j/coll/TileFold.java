@@ -19,18 +19,24 @@ import org.sharp4j.Op;
 final class TileFold {
     private ByteBuffer[] xs = new ByteBuffer[0];
     private int[] offs = new int[0];
+    /** Private tile for a streamed fold that cannot go through the output first (grown once to the largest tile). */
+    private ByteBuffer scratch = ByteBuffer.allocateDirect(0);
 
     /**
      * Folds elements {@code [lo, hi)} of the chunk that starts at element {@code first} of the
      * call, set {@code set}, into {@code sock.buf} at byte {@code to} and, unless {@code out} is
      * null, into {@code out} at byte {@code outOff} as well, from the same blocks (no second pass
-     * over the tile). With {@code streaming}, a direct {@code out} and the native kernels, the tile
-     * is folded into {@code out} alone and then copied from there into {@code sock.buf} with
-     * non-temporal stores (the other members read it next: see {@link Payload#STREAM_MIN_BYTES}):
-     * a second pass over the tile, out of this core's cache.
+     * over the tile).
+     *
+     * <p>With {@code streaming} (and the native kernels), the tile reaches {@code sock.buf} through a
+     * copy with non-temporal stores, since the other members read it next ({@link
+     * Payload#STREAM_MIN_BYTES}): folded into a direct {@code out} when {@code outFirst} (the fold may
+     * write it before it reads every input: it is no input past the first two), then streamed from
+     * there; otherwise folded into this rank's private scratch, streamed from there and, when
+     * {@code out} is given, copied into it. One more pass over the tile, out of this core's cache.
      */
     void fold(Engine e, ShmLevel sock, int set, int first, int lo, int hi, DataType t, Op op, boolean ownInPlace, int to,
-            ByteBuffer out, int outOff, boolean streaming) {
+            ByteBuffer out, int outOff, boolean streaming, boolean outFirst) {
         final int size = t.size;
         final int q = sock.members;
         final int me = sock.me;
@@ -52,12 +58,27 @@ final class TileFold {
             if (out != null) {
                 ShmLevel.copy(out, outOff, xs[0], offs[0], (hi - lo) * size);
             }
-        } else if (streaming && out != null && out.isDirect() && NativeKernels.AVAILABLE) {
-            final long bytes = (long) (hi - lo) * size;
-            Reductions.combineAll(t, op, out, outOff, null, 0, xs, offs, q, hi - lo);
+        } else if (streaming && NativeKernels.AVAILABLE) {
+            final int bytes = (hi - lo) * size;
+            final ByteBuffer via;
+            final int viaOff;
+            if (outFirst && out != null && out.isDirect()) {
+                via = out;
+                viaOff = outOff;
+            } else {
+                if (scratch.capacity() < bytes) {
+                    scratch = ByteBuffer.allocateDirect(Math.max(bytes, 2 * scratch.capacity())).order(java.nio.ByteOrder.nativeOrder());
+                }
+                via = scratch;
+                viaOff = 0;
+            }
+            Reductions.combineAll(t, op, via, viaOff, null, 0, xs, offs, q, hi - lo);
             Staging.check(sock.buf, to, bytes, true);
-            Staging.check(out, outOff, bytes, false);
-            NativeKernels.copyStreaming(sock.buf, to, out, outOff, bytes);
+            Staging.check(via, viaOff, bytes, false);
+            NativeKernels.copyStreaming(sock.buf, to, via, viaOff, bytes);
+            if (out != null && via != out) {
+                ShmLevel.copy(out, outOff, via, viaOff, bytes);
+            }
         } else {
             Reductions.combineAll(t, op, sock.buf, to, out, outOff, xs, offs, q, hi - lo);
         }

@@ -156,7 +156,7 @@ final class TiledAlgorithm {
             // My tile over all members, in member order.
             final int res = sock.result(set);
             if (hi > lo && st.ok()) {
-                fold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, res + lo * size, null, 0, false);
+                fold.fold(e, sock, set, first, lo, hi, t, op, ownInPlace, res + lo * size, null, 0, false, false);
             }
             sock.publish(set, ShmLevel.TILED, s, desc, st);
             if (severalNodes) {
