@@ -40,12 +40,16 @@ class LongPathBytesTest {
 
     @Test
     void severalNodesAddTheInterNodeAlgorithmsOfTheTable() {
-        Map<String, long[]> got = paths(2, CFG.withSimulatedTopology(2, 1));
-        // between nodes the built-in Allreduce runs k-nomial to 16 KiB, SRA from there: 16 KiB is the tree
+        Map<String, long[]> got = paths(3, CFG.withSimulatedTopology(3, 1));
+        // between 3 nodes the built-in Allreduce runs k-nomial to 16 KiB, SRA from there: 16 KiB is the tree
         // inside the node but SRA between nodes; tiled (not pipelined: one node only) from 16 KiB + 1
         assertArrayEquals(new long[] {8192, 16384, 32768, 131072}, got.get("allreduce"));
         // Reduce is k-nomial between nodes at every size, tiled (not direct: one node only) from 16 KiB + 1
         assertArrayEquals(new long[] {8192, 32768, 131072}, got.get("reduce"));
+        // between 2 nodes Allreduce is k-nomial (recursive doubling) at every size: no SRA path to heat
+        Map<String, long[]> two = paths(2, CFG.withSimulatedTopology(2, 1));
+        assertArrayEquals(new long[] {8192, 32768, 131072}, two.get("allreduce"));
+        assertArrayEquals(new long[] {8192, 32768, 131072}, two.get("reduce"));
     }
 
     @Test
