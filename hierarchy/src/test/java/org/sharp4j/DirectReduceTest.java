@@ -125,24 +125,37 @@ class DirectReduceTest {
 
     /** {@code reduce(buf, off, ...)}: the root's input and output are one direct buffer. */
     static void inPlaceDirectBuffer(Communicator comm, DataType t, int count, int root, long seed) {
+        inPlaceDirectBuffer(comm, Collective.REDUCE, t, Op.SUM, count, root, seed);
+    }
+
+    /**
+     * An in-place Reduce or Allreduce on a direct buffer (offset 2 elements), bit-exact against the
+     * documented order where the result lands, the input untouched on a Reduce's other ranks.
+     */
+    static void inPlaceDirectBuffer(Communicator comm, Collective kind, DataType t, Op op, int count, int root, long seed) {
         int n = comm.size();
         ByteBuffer buf = ByteBuffer.allocateDirect((count + 2) * t.size).order(ByteOrder.nativeOrder());
         long[] column = new long[n];
         long[] expected = new long[count];
         for (int i = 0; i < count; i++) {
             for (int r = 0; r < n; r++) {
-                column[r] = CollectiveCorrectnessTest.bits(t, Op.SUM, seed, r, i);
+                column[r] = CollectiveCorrectnessTest.bits(t, op, seed, r, i);
             }
-            expected[i] = Reference.expected(comm.topology(), false, comm.engine().tuning().treeRadix(), t, Op.SUM, column);
+            expected[i] = Reference.expected(comm.topology(), false, comm.engine().tuning().treeRadix(), t, op, column);
             CollectiveCorrectnessTest.put(buf, t, i + 2, column[comm.rank()]);
         }
-        comm.reduce(buf, 2, count, t, Op.SUM, root);
+        boolean gets = kind == Collective.ALLREDUCE || comm.rank() == root;
+        if (kind == Collective.ALLREDUCE) {
+            comm.allreduce(buf, 2, count, t, op);
+        } else {
+            comm.reduce(buf, 2, count, t, op, root);
+        }
         for (int i = 0; i < count; i++) {
-            long want = comm.rank() == root ? expected[i] : CollectiveCorrectnessTest.bits(t, Op.SUM, seed, comm.rank(), i);
+            long want = gets ? expected[i] : CollectiveCorrectnessTest.bits(t, op, seed, comm.rank(), i);
             long got = CollectiveCorrectnessTest.get(buf, t, i + 2);
             if (want != got) {
-                assertEquals(want, got, "in-place direct buffer, " + t + " count " + count + " root " + root + " rank "
-                        + comm.rank() + " element " + i);
+                assertEquals(want, got, "in-place direct buffer " + kind + ", " + t + " " + op + " count " + count + " root " + root
+                        + " rank " + comm.rank() + " element " + i);
             }
         }
     }

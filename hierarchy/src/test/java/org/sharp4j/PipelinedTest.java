@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
@@ -93,8 +91,10 @@ class PipelinedTest {
                     }
                     DirectReduceTest.inPlaceDirectBuffer(comm, t, 5 * c + 3, root, seed++);
                 }
+                // From 64 KiB each member folds its tile into its output before it streams the tile to the
+                // others; in place, only members 0 and 1 may (their input is one of the fold's first two operands).
                 for (Op op : new Op[] {Op.SUM, Op.PROD}) {
-                    inPlaceDirectBufferAllreduce(comm, t, op, 5 * c + 3, seed++);
+                    DirectReduceTest.inPlaceDirectBuffer(comm, Collective.ALLREDUCE, t, op, 5 * c + 3, 0, seed++);
                 }
                 for (Api api : Api.values()) {
                     seed++;
@@ -105,34 +105,6 @@ class PipelinedTest {
                 assertTrue(comm.engine().calls(IntraNodeAlgorithm.PIPELINED) > 0);
             }
         });
-    }
-
-    /**
-     * An in-place Allreduce on a direct buffer (offset 2 elements), bit-exact against the documented
-     * order on every rank. From 64 KiB each member folds its tile into its output before it streams
-     * the tile to the others; in place, a member's output is its own input, which the fold may write
-     * first only where that input is one of the first two operands (members 0 and 1).
-     */
-    static void inPlaceDirectBufferAllreduce(Communicator comm, DataType t, Op op, int count, long seed) {
-        int n = comm.size();
-        ByteBuffer buf = ByteBuffer.allocateDirect((count + 2) * t.size).order(ByteOrder.nativeOrder());
-        long[] column = new long[n];
-        long[] expected = new long[count];
-        for (int i = 0; i < count; i++) {
-            for (int r = 0; r < n; r++) {
-                column[r] = CollectiveCorrectnessTest.bits(t, op, seed, r, i);
-            }
-            expected[i] = Reference.expected(comm.topology(), false, comm.engine().tuning().treeRadix(), t, op, column);
-            CollectiveCorrectnessTest.put(buf, t, i + 2, column[comm.rank()]);
-        }
-        comm.allreduce(buf, 2, count, t, op);
-        for (int i = 0; i < count; i++) {
-            long got = CollectiveCorrectnessTest.get(buf, t, i + 2);
-            if (expected[i] != got) {
-                assertEquals(expected[i], got, "in-place direct buffer allreduce, " + t + " " + op + " count " + count + " rank "
-                        + comm.rank() + " element " + i);
-            }
-        }
     }
 
     /**
