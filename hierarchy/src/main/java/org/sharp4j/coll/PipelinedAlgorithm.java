@@ -70,8 +70,9 @@ import org.sharp4j.tuning.Collective;
  * own output first and then streamed from there into the result area (a member that gets no
  * result, or whose output is an input the fold reads later, folds into private scratch and streams
  * from there: {@link TileFold}). Those lines were read by the other members in the call before,
- * and an ordinary store to each waited for the other core to give it up. OSU port, {@code --compare mpi}, same processes, 64 KiB-16 MiB,
- * alternating runs with and without: 2 ranks 0.57-1.13 of Open MPI Java against 0.77-1.67 (the
+ * and an ordinary store to each waited for the other core to give it up. OSU port,
+ * {@code --compare mpi}, same processes, 64 KiB-16 MiB, alternating runs with and without:
+ * 2 ranks 0.57-1.13 of Open MPI Java against 0.77-1.67 (the
  * copy alone: 0.89-1.23 against 1.20-1.58, in a slower phase); 4 ranks on 2 cores 0.18-0.96
  * against 0.25-1.67. Arrays are copied into the slot with ordinary stores.
  *
@@ -117,9 +118,9 @@ final class PipelinedAlgorithm {
         // My tile goes straight into my output when the output is memory the kernels write (a
         // buffer or the shared buffer) and not my own input that others still read in place.
         final boolean tileOut = gets && (dst.kind == Payload.BUFFER && dst.buffer.isDirect() || dst.kind == Payload.SHARED);
-        // Streaming stores for the folded tile (see "Streaming stores"); the fold writes my output first
-        // only if it is no input the fold reads after its first two (in place, members 0 and 1 only).
-        final boolean streamTile = (long) count * size >= Payload.STREAM_MIN_BYTES;
+        // Streaming stores for the slot copies and the folded tiles (see "Streaming stores"); the fold writes
+        // my output first only if it is no input the fold reads after its first two (in place, members 0 and 1 only).
+        final boolean streaming = (long) count * size >= Payload.STREAM_MIN_BYTES;
         final boolean outFirst = !(me >= 2 && Payload.overlaps(src, dst, t, count));
         if (shared) {
             desc |= Desc.SHARED;
@@ -128,7 +129,7 @@ final class PipelinedAlgorithm {
         final long b = e.nextSeq();
         // Step 0: chunk 0 in, then every arrival and the verdict.
         st.reset();
-        copyIn(b, 0, count, chunkElems, size, t, q, me, ownInPlace, shared);
+        copyIn(b, 0, count, chunkElems, size, t, q, me, ownInPlace, shared, streaming);
         sock.publish(ShmLevel.set(b), ShmLevel.ARRIVED, b, desc, st);
         sock.awaitArrivedAndCompare(ShmLevel.set(b), b, w, st);
         if (!st.ok()) {
@@ -150,7 +151,7 @@ final class PipelinedAlgorithm {
                         }
                     }
                 }
-                copyIn(s, j, count, chunkElems, size, t, q, me, ownInPlace, shared);
+                copyIn(s, j, count, chunkElems, size, t, q, me, ownInPlace, shared, streaming);
                 sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
             }
             final int f = j - 1;
@@ -165,7 +166,7 @@ final class PipelinedAlgorithm {
                         }
                     }
                 }
-                foldTile(s, f, count, chunkElems, size, t, op, q, me, ownInPlace, tileOut, streamTile, outFirst);
+                foldTile(s, f, count, chunkElems, size, t, op, q, me, ownInPlace, tileOut, streaming, outFirst);
                 sock.publish(set, ShmLevel.TILED, s, desc, st);
                 if (!gets) {
                     sock.publish(set, ShmLevel.RELEASED, s, desc, st); // its slots were my last reads of chunk f
@@ -219,7 +220,7 @@ final class PipelinedAlgorithm {
 
     /** Chunk {@code c} (sequence number {@code s}) of my input into my slot: what the tile owners read of it. */
     private void copyIn(long s, int c, int count, int chunkElems, int size, DataType t, int q, int me, boolean ownInPlace,
-            boolean shared) {
+            boolean shared, boolean streaming) {
         if (shared) {
             return; // read in place
         }
@@ -227,7 +228,6 @@ final class PipelinedAlgorithm {
         final int first = c * chunkElems;
         final int n = Math.min(chunkElems, count - first);
         final int slot = sock.slot(ShmLevel.set(s), me);
-        final boolean streaming = (long) count * size >= Payload.STREAM_MIN_BYTES; // the tile owners read it: see "Streaming stores"
         if (ownInPlace) { // the others' tiles only: my own stays in my buffer
             final int tile = tile(n, q, size);
             final int lo = Math.min(n, me * tile);

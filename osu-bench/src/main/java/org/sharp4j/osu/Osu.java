@@ -373,7 +373,7 @@ public final class Osu {
                     int iters = o.iterationsFor(bytes);
                     int skip = o.warmupFor(bytes);
                     if (o.jitWarmup() > 0) {
-                        rowSettle(backends.get(0));
+                        jitSettle(backends.get(0), ROW_SETTLE_MAX_MS, ROW_SETTLE_QUIET_MS);
                     }
                     Measured m = measure(o, backends, bufs, count, iters, skip);
                     Stats[] st = m.stats();
@@ -434,22 +434,25 @@ public final class Osu {
 
     /** Sleeps (not spins) until this JVM's JIT has been idle for 200 ms (at most 10 s), then a barrier. */
     static void jitSettle(Backend b) {
-        org.sharp4j.coll.JitIdle.await(10_000, 200);
+        jitSettle(b, 10_000, 200);
+    }
+
+    /** Sleeps until this JVM's JIT has been idle for {@code quietMs} (at most {@code maxMs}), then a barrier on {@code b}. */
+    static void jitSettle(Backend b, long maxMs, long quietMs) {
+        org.sharp4j.coll.JitIdle.await(maxMs, quietMs);
         b.barrier();
     }
 
     /**
-     * Before each row: sleeps until the JIT has been idle for 20 ms (at most 500 ms), then a barrier.
+     * Before each row ({@link #jitSettle} with these): the JIT idle for 20 ms (at most 500 ms), then a barrier.
      * The previous row's statistics (sorting every call's time) and printing are the harness's own
      * code, first run after the warm-up; the JIT compiles them while the next row's first backend
      * runs, on a core that a spinning rank needs. Without this wait the first backend of each row
      * took stalls of milliseconds that the second one did not (OSU port, 2 ranks, 10,000 calls per
      * row: sharp4j's average 2-10x its median at random rows, Open MPI's in the same processes 1.0x).
      */
-    static void rowSettle(Backend b) {
-        org.sharp4j.coll.JitIdle.await(500, 20);
-        b.barrier();
-    }
+    static final long ROW_SETTLE_MAX_MS = 500;
+    static final long ROW_SETTLE_QUIET_MS = 20;
 
     static void jitWarmup(OsuOptions o, Backend b, Buffers buf, int count, int n) {
         Kind kind = o.kind();
