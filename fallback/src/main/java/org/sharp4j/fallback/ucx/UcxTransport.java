@@ -60,16 +60,21 @@ import org.slf4j.LoggerFactory;
  * {@code UcpRequest} (56 bytes with compressed oops), plus two boxed {@code Long}s for its native
  * id (32 bytes) when the request does not complete at once. Measured by {@code UcxTransportTest}
  * ({@code ThreadMXBean.getThreadAllocatedBytes}, 8-byte ping-pong): a send 56 B (it completes
- * at once), a receive 88 B while its message is still to come, 112 B when it is already there
- * (the probe below returns a {@code UcpTagMessage} and its boxed id); about 104 B + 56 B per
- * send/receive pair on average. Short-lived young-generation garbage.
+ * at once), a receive 88 B while its message is still to come, 56 B when it is already there
+ * (the probe below returns a {@code UcpTagMessage} and its boxed id; the receive itself then
+ * allocates nothing, see below). Short-lived young-generation garbage.
  *
- * <p><b>UCX bug worked around.</b> UCX up to 1.15 does not fill in the receive info of a tag
- * receive that completes inside {@code ucp_tag_recv_nbx} (the message was already waiting; fixed
- * in UCX 1.16 by "UCP/TAG: Populate tag_info on immediate completion"), so jucx then reports
- * length 0. Before each receive the transport probes ({@code ucp_tag_probe_nb}, not removing the
- * message); in UCX's single-threaded mode nothing arrives between probe and receive, so the
- * probe's length is the one the receive got.
+ * <p><b>UCX bugs worked around.</b> Before each receive the transport probes ({@code
+ * ucp_tag_probe_nb}, not removing the message); in UCX's single-threaded mode nothing arrives
+ * between probe and receive. A message that waits already is received through {@link
+ * UcpTagRecv} ({@code ucp_tag_recv_nbx} bound directly, no callback), not through jucx: UCX
+ * before 1.17 calls the receive callback from inside {@code ucp_tag_recv_nbx} when the message is
+ * a complete multi-fragment eager one and returns the request it has released, on which jucx 1.15
+ * then throws a NullPointerException (see {@link UcpTagRecv}; this crashed runs with {@code
+ * UCX_RNDV_THRESH=1m} on the rig, and {@code UcxTransportTest} provokes it at every size). The
+ * length of a message received at once is the probe's: UCX up to 1.15 does not fill in the receive
+ * info then ("UCP/TAG: Populate tag_info on immediate completion", 1.16). A receive
+ * posted before its message arrives goes through jucx and completes from the worker's progress.
  *
  * <h2>Failures</h2>
  * The endpoint error handler (run by UCX inside {@code ucp_worker_progress}, i.e. on the
@@ -205,15 +210,20 @@ public final class UcxTransport implements Transport {
     private final int[] ranks;
     private final UcpContext context;
     private final UcpWorker worker;
+    /** Receives of messages already waiting in UCX (the probe found them): see {@link UcpTagRecv}. */
+    private final UcpTagRecv waitingRecv;
     private final UcpEndpoint[] eps;
     /** Every peer's worker address (from setup), for endpoints made on first use. */
     private final byte[][] workerAddress;
     private int endpoints;
 
-    // the request pool: slot h is pending iff reqs[h] != null
+    // the request pool: slot h is pending iff reqs[h] != null (a jucx request), nreq[h] != 0 (a
+    // receive of a waiting message, see UcpTagRecv) or done[h] (such a receive completed when posted)
     private final UcpRequest[] reqs;
+    private final long[] nreq;
+    private final boolean[] done;
     private final int[] reqPeer;
-    /** Sends: the length; receives: the length if it completed when posted, else -1 (then UCX reports it). */
+    /** Sends: the length; receives: the length if it completed when posted (done), else -1 (then UCX reports it). */
     private final int[] reqLen;
     private final boolean[] reqRecv;
     private final int[] free;
@@ -243,6 +253,9 @@ public final class UcxTransport implements Transport {
         this.eps = new UcpEndpoint[peers];
         this.workerAddress = new byte[peers][];
         this.reqs = new UcpRequest[pool];
+        this.nreq = new long[pool];
+        this.done = new boolean[pool];
+        this.waitingRecv = new UcpTagRecv(worker.getNativeId());
         this.reqPeer = new int[pool];
         this.reqLen = new int[pool];
         this.reqRecv = new boolean[pool];
@@ -271,7 +284,7 @@ public final class UcxTransport implements Transport {
                 org.openucx.jucx.NativeLibs.load();
                 new UcpParams().requestTagFeature(); // initialises UcpConstants: the first call into libjucx
                 removeExtractedLibrary();
-                return null;
+                return UcpTagRecv.ERROR; // libucp is loaded now (libjucx needs it): the direct receive binds to it
             } catch (NoClassDefFoundError e) {
                 return "the jucx jar (org.openucx:jucx 1.15.0) is not on the class path (" + e.getMessage() + ")";
             } catch (UnsatisfiedLinkError e) {
@@ -611,21 +624,41 @@ public final class UcxTransport implements Transport {
         endpoint(peer); // its failure is seen through its endpoint
         int h = take();
         long ucxTag = (long) peer << PEER_SHIFT | tag;
-        UcpRequest r;
-        UcpTagMessage waiting;
+        return postRecv(h, peer, address(buf) + off, len, ucxTag, -1L);
+    }
+
+    /**
+     * A receive into slot {@code h}. A message that already waits in UCX (a non-removing probe
+     * finds it; nothing arrives in between, since only this thread progresses the worker) is
+     * received through {@link UcpTagRecv}, because jucx's receive of a complete multi-fragment
+     * eager message crashes on UCX before 1.17; any other receive is posted through jucx and
+     * completes from {@code worker.progress()}.
+     */
+    private int postRecv(int h, int peer, long address, int len, long tag, long mask) {
+        reqPeer[h] = peer;
+        reqRecv[h] = true;
+        reqLen[h] = -1;
         try {
-            // UCX <= 1.15 leaves the length of a receive that completes at once unset (see the class
-            // comment); a non-removing probe tells whether it will, and the length.
-            waiting = worker.tagProbeNonBlocking(ucxTag, -1L, false);
-            r = worker.recvTaggedNonBlocking(address(buf) + off, len, ucxTag, -1L, null);
+            UcpTagMessage waiting = worker.tagProbeNonBlocking(tag, mask, false);
+            if (waiting != null) {
+                long x = waitingRecv.post(address, len, tag, mask);
+                if (x < 0) {
+                    // received at once: the probe's length (UCX up to 1.15 leaves the info empty then)
+                    done[h] = true;
+                    reqLen[h] = (int) waiting.getRecvLength();
+                } else {
+                    nreq[h] = x;
+                }
+            } else {
+                reqs[h] = worker.recvTaggedNonBlocking(address, len, tag, mask, null);
+            }
+        } catch (UcpTagRecv.Status e) {
+            free[freeTop++] = h;
+            throw failure(peer, true, e.status, null);
         } catch (UcxException e) {
             free[freeTop++] = h;
             throw failure(peer, true, e.getStatus(), ucxText(e));
         }
-        reqs[h] = r;
-        reqPeer[h] = peer;
-        reqLen[h] = r.isCompleted() && waiting != null ? (int) waiting.getRecvLength() : -1;
-        reqRecv[h] = true;
         return h;
     }
 
@@ -640,20 +673,7 @@ public final class UcxTransport implements Transport {
         }
         int h = take();
         long mask = TAG_LIMIT - 1; // the source bits are left out: any peer
-        UcpRequest r;
-        UcpTagMessage waiting;
-        try {
-            waiting = worker.tagProbeNonBlocking(tag, mask, false);
-            r = worker.recvTaggedNonBlocking(address(buf) + off, len, tag, mask, null);
-        } catch (UcxException e) {
-            free[freeTop++] = h;
-            throw new Sharp4jException("rank " + ranks[me] + ": UCX receive from any node leader failed: " + ucxText(e));
-        }
-        reqs[h] = r;
-        reqPeer[h] = -1;
-        reqLen[h] = r.isCompleted() && waiting != null ? (int) waiting.getRecvLength() : -1;
-        reqRecv[h] = true;
-        return h;
+        return postRecv(h, -1, address(buf) + off, len, tag, mask);
     }
 
     @Override
@@ -661,7 +681,7 @@ public final class UcxTransport implements Transport {
         progress();
         UcpRequest r = reqs[request];
         if (r == null) {
-            throw new IllegalStateException("UCX transport: request " + request + " is not pending");
+            return testWaitingRecv(request);
         }
         int peer = reqPeer[request];
         if (!r.isCompleted()) {
@@ -679,6 +699,35 @@ public final class UcxTransport implements Transport {
             return !isRecv || len >= 0 ? len : (int) r.getRecvSize();
         }
         throw failure(peer, isRecv, status, null);
+    }
+
+    /** {@link #test} of a receive posted through {@link UcpTagRecv}. */
+    private int testWaitingRecv(int request) {
+        int peer = reqPeer[request];
+        if (done[request]) {
+            done[request] = false;
+            free[freeTop++] = request;
+            return reqLen[request];
+        }
+        long x = nreq[request];
+        if (x == 0) {
+            throw new IllegalStateException("UCX transport: request " + request + " is not pending");
+        }
+        int status = UcpTagRecv.status(x);
+        if (status == UcpTagRecv.INPROGRESS) {
+            if (peer >= 0 && failStatus[peer] != 0) {
+                throw peerFailure(peer);
+            }
+            return -1;
+        }
+        long len = waitingRecv.length(x);
+        UcpTagRecv.free(x);
+        nreq[request] = 0;
+        free[freeTop++] = request;
+        if (status == statusOk) {
+            return (int) len;
+        }
+        throw failure(peer, true, status, null);
     }
 
     @Override
@@ -714,6 +763,9 @@ public final class UcxTransport implements Transport {
                     // completed meanwhile
                 }
             }
+            if (nreq[h] != 0 && UcpTagRecv.status(nreq[h]) == UcpTagRecv.INPROGRESS) {
+                waitingRecv.cancel(nreq[h]); // a matched message in transfer: UCX may not cancel it
+            }
         }
         // Cancelled receives complete at once; sends complete once UCX has handed them over (or the
         // peer failed). Give them a moment, then keep what is still pending until close.
@@ -723,6 +775,21 @@ public final class UcxTransport implements Transport {
             progress();
             pending = false;
             for (int h = 0; h < reqs.length; h++) {
+                if (done[h]) {
+                    done[h] = false;
+                    free[freeTop++] = h;
+                } else if (nreq[h] != 0) {
+                    // released now: UCX frees it when it completes, and a released request does
+                    // not keep the worker from being destroyed
+                    boolean complete = UcpTagRecv.status(nreq[h]) != UcpTagRecv.INPROGRESS;
+                    if (complete || System.nanoTime() - deadline > 0 || reqPeer[h] >= 0 && failStatus[reqPeer[h]] != 0) {
+                        UcpTagRecv.free(nreq[h]);
+                        nreq[h] = 0;
+                        free[freeTop++] = h;
+                    } else {
+                        pending = true;
+                    }
+                }
                 UcpRequest r = reqs[h];
                 if (r != null) {
                     if (r.isCompleted()) {
@@ -785,6 +852,13 @@ public final class UcxTransport implements Transport {
                         // completed meanwhile
                     }
                 }
+                if (nreq[h] != 0) {
+                    if (UcpTagRecv.status(nreq[h]) == UcpTagRecv.INPROGRESS) {
+                        waitingRecv.cancel(nreq[h]);
+                    }
+                    UcpTagRecv.free(nreq[h]); // released: UCX frees it on completion, the worker may go
+                    nreq[h] = 0;
+                }
             }
             UcpRequest[] closeReqs = new UcpRequest[peers];
             for (int p = 0; p < peers; p++) {
@@ -828,6 +902,7 @@ public final class UcxTransport implements Transport {
                     worker.close();
                 } finally {
                     context.close();
+                    waitingRecv.close();
                 }
             } else {
                 LOG.debug("sharp4j: UCX requests of node {} still pending {} ms after close (a stuck or unreachable peer): "

@@ -215,6 +215,70 @@ class UcxTransportTest {
         return i % 5 == 0 ? 16_000 + i : 4 + (i * 37) % 300;
     }
 
+    /**
+     * Every message size around UCX's fragment and rendezvous limits, received only after the whole
+     * message has arrived (it waits in UCX's unexpected queue): on UCX before 1.17 a jucx receive
+     * that matches a complete multi-fragment eager message completes inside {@code
+     * ucp_tag_recv_nbx}, calls jucx's callback (which releases jucx's request) and returns the
+     * released request, and jucx throws a NullPointerException (openucx/ucx#9802; here at 64 KiB
+     * with {@code RNDV_THRESH=1m}). With UCX's default threshold, with the large one a user may set,
+     * and over TCP alone (the transport's larger segments); then the same for waiting messages
+     * longer than the receive, which must fail as truncation naming the sender.
+     */
+    @Test
+    void completeWaitingMessagesOfEverySizeAreReceivedOrTruncated() {
+        int[] sizes = {0, 1, 4096, 8192, 8300, 16_384, 40_000, 65_536, 65_600, 100_000, 131_072, 200_000, 1 << 20};
+        int[] longer = {100, 65_536, 100_000, 1 << 20};
+        for (Map<String, String> cfg : List.of(Map.<String, String>of(), Map.of("RNDV_THRESH", "1m"), Map.of("TLS", "tcp"),
+                Map.of("TLS", "tcp", "RNDV_THRESH", "1m"))) {
+            rethrow(run(2, new int[] {0, 1}, cfg, (t, boot, barrier) -> {
+                ByteBuffer buf = direct((1 << 20) + 64);
+                for (int round = 0; round < 3; round++) {
+                    int[] len = round < 2 ? sizes : longer;
+                    if (t.peer() == 0) {
+                        ByteBuffer[] out = new ByteBuffer[len.length];
+                        int[] hs = new int[len.length];
+                        for (int i = 0; i < len.length; i++) {
+                            out[i] = direct(Math.max(1, len[i]));
+                            fill(out[i], 0, len[i], len[i] + round);
+                            hs[i] = t.send(1, 100 + i, out[i], 0, len[i]);
+                        }
+                        barrier.await(); // every send posted
+                        for (int i = 0; i < len.length; i++) {
+                            assertEquals(len[i], await(t, hs[i]), cfg + ": send of " + len[i] + " B");
+                        }
+                    } else {
+                        barrier.await();
+                        long until = System.nanoTime() + 200_000_000L; // every eager fragment arrives meanwhile
+                        while (System.nanoTime() < until) {
+                            t.progress();
+                        }
+                        for (int i = 0; i < len.length; i++) {
+                            int tag = 100 + i;
+                            if (round < 2) {
+                                assertEquals(len[i], await(t, t.recv(0, tag, buf, 3, len[i] + 10)), cfg + ": length of " + len[i] + " B");
+                                check(buf, 3, len[i], len[i] + round, cfg + ": " + len[i] + " B");
+                            } else {
+                                Transport.TruncatedException e = assertThrows(Transport.TruncatedException.class,
+                                        () -> await(t, t.recv(0, tag, buf, 0, len[tag - 100] / 2)), cfg + ": " + len[i] + " B into half");
+                                assertEquals(0, e.peer());
+                            }
+                        }
+                    }
+                    barrier.await();
+                }
+                // still usable afterwards
+                if (t.peer() == 0) {
+                    buf.putLong(0, 0x5eed);
+                    await(t, t.send(1, 10, buf, 0, 8));
+                } else {
+                    assertEquals(8, await(t, t.recv(0, 10, buf, 0, 8)));
+                    assertEquals(0x5eed, buf.getLong(0));
+                }
+            }));
+        }
+    }
+
     @Test
     void aLongerMessageThanPostedIsTruncationNamingThePeer() {
         runOk(2, (t, boot, barrier) -> {
