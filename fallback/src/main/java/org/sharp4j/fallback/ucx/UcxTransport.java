@@ -600,13 +600,18 @@ public final class UcxTransport implements Transport {
         if (failStatus[peer] != 0) {
             throw peerFailure(peer);
         }
+        UcpEndpoint ep = endpoint(peer);
+        long a = address(buf) + off; // before a handle is taken: a heap buffer is refused without using one
         int h = take();
         UcpRequest r;
         try {
-            r = endpoint(peer).sendTaggedNonBlocking(address(buf) + off, len, (long) me << PEER_SHIFT | tag, null);
+            r = ep.sendTaggedNonBlocking(a, len, (long) me << PEER_SHIFT | tag, null);
         } catch (UcxException e) {
             free[freeTop++] = h;
             throw failure(peer, false, e.getStatus(), ucxText(e));
+        } catch (RuntimeException e) { // a fault inside jucx's JNI code, not UCX's status: name the peer all the same
+            free[freeTop++] = h;
+            throw jucxFault(peer, false, e);
         }
         reqs[h] = r;
         reqPeer[h] = peer;
@@ -622,9 +627,10 @@ public final class UcxTransport implements Transport {
             throw peerFailure(peer);
         }
         endpoint(peer); // its failure is seen through its endpoint
+        long a = address(buf) + off;
         int h = take();
         long ucxTag = (long) peer << PEER_SHIFT | tag;
-        return postRecv(h, peer, address(buf) + off, len, ucxTag, -1L);
+        return postRecv(h, peer, a, len, ucxTag, -1L);
     }
 
     /**
@@ -658,6 +664,9 @@ public final class UcxTransport implements Transport {
         } catch (UcxException e) {
             free[freeTop++] = h;
             throw failure(peer, true, e.getStatus(), ucxText(e));
+        } catch (RuntimeException e) {
+            free[freeTop++] = h;
+            throw jucxFault(peer, true, e);
         }
         return h;
     }
@@ -671,9 +680,10 @@ public final class UcxTransport implements Transport {
         if (closed) {
             throw new IllegalStateException("UCX transport is closed");
         }
+        long a = address(buf) + off;
         int h = take();
         long mask = TAG_LIMIT - 1; // the source bits are left out: any peer
-        return postRecv(h, -1, address(buf) + off, len, tag, mask);
+        return postRecv(h, -1, a, len, tag, mask);
     }
 
     @Override
@@ -969,6 +979,11 @@ public final class UcxTransport implements Transport {
         }
         return new Sharp4jException("rank " + ranks[me] + ": UCX " + (isRecv ? "receive from" : "send to") + " node leader rank " + ranks[peer]
                 + " (node " + peer + ") failed: " + (text != null ? text : statusName(status)));
+    }
+
+    private Sharp4jException jucxFault(int peer, boolean isRecv, RuntimeException e) {
+        String who = peer < 0 ? "any node leader" : "node leader rank " + ranks[peer] + " (node " + peer + ")";
+        return new Sharp4jException("rank " + ranks[me] + ": UCX " + (isRecv ? "receive from " : "send to ") + who + " failed inside jucx: " + e, e);
     }
 
     /** UCX's own text for a jucx exception (jucx puts {@code ucs_status_string} in the message). */

@@ -364,7 +364,11 @@ class UcxTransportTest {
             assertThrows(IllegalArgumentException.class, () -> t.send(t.peer(), 0, d, 0, 1));
             assertThrows(IllegalArgumentException.class, () -> t.recv(2, 0, d, 0, 1));
             assertThrows(IndexOutOfBoundsException.class, () -> t.send(other, 0, d, 10, 7));
-            assertThrows(IllegalArgumentException.class, () -> t.send(other, 0, ByteBuffer.allocate(16), 0, 1));
+            for (int i = 0; i <= UcxTransport.DEFAULT_POOL; i++) { // refused without using up a request handle
+                assertThrows(IllegalArgumentException.class, () -> t.send(other, 0, ByteBuffer.allocate(16), 0, 1));
+                assertThrows(IllegalArgumentException.class, () -> t.recv(other, 0, ByteBuffer.allocate(16), 0, 1));
+                assertThrows(IllegalArgumentException.class, () -> t.recvAny(0, ByteBuffer.allocate(16), 0, 1));
+            }
             // the largest tag works and stays apart from tag 0
             ByteBuffer in = direct(16);
             int a = t.recv(other, Transport.TAG_LIMIT - 2, in, 0, 4);
