@@ -1,6 +1,7 @@
 package org.sharp4j.fallback.ucx;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.HashMap;
 import java.util.Map;
@@ -8,12 +9,38 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The entries UcxTransport adds to its UCX context: the keepalive interval and log level always,
- * the TCP segment sizes only where TCP is the only transport; each one yields to the same entry in
+ * the TCP segment sizes only where TCP is the only transport named, the rendezvous threshold where
+ * the network is TCP; each one yields to the same entry in
  * the configuration and to its UCX_ variable in the environment. (No UCX needed.)
  */
 class UcxContextDefaultsTest {
     static Map<String, String> defaults(Map<String, String> config, Map<String, String> env) {
-        return UcxTransport.contextDefaults(config, env::get);
+        return UcxTransport.contextDefaults(config, env::get, true);
+    }
+
+    @Test
+    void aTcpNetworkSendsTheHostPathsMessagesEagerlyUnlessTheThresholdIsSet() {
+        String t = UcxTransport.TCP_RNDV_THRESH;
+        // TCP named alone, with or without RDMA devices
+        assertEquals(t, UcxTransport.contextDefaults(Map.of("TLS", "tcp"), k -> null, true).get("RNDV_THRESH"));
+        assertEquals(t, UcxTransport.contextDefaults(Map.of(), Map.of("UCX_TLS", "tcp")::get, true).get("RNDV_THRESH"));
+        // UCX's choice on a host without RDMA devices is TCP; with them, UCX's thresholds stay
+        assertEquals(t, UcxTransport.contextDefaults(Map.of(), k -> null, false).get("RNDV_THRESH"));
+        assertEquals(null, UcxTransport.contextDefaults(Map.of(), k -> null, true).get("RNDV_THRESH"));
+        // other transports named: left alone even without RDMA devices (the user chose)
+        assertEquals(null, UcxTransport.contextDefaults(Map.of("TLS", "rc,tcp"), k -> null, false).get("RNDV_THRESH"));
+        // the user's threshold wins, from the environment or the configuration
+        assertEquals(null, UcxTransport.contextDefaults(Map.of(), Map.of("UCX_RNDV_THRESH", "8k")::get, false).get("RNDV_THRESH"));
+        assertEquals(null, UcxTransport.contextDefaults(Map.of("TLS", "tcp", "RNDV_THRESH", "inf"), k -> null, false)
+                .get("RNDV_THRESH"));
+        // above the host path's largest message (a fragment plus its 48-byte header)
+        assertTrue(parse(t) > org.sharp4j.fallback.HostStep.DEFAULT_FRAG_BYTES + 48);
+    }
+
+    private static long parse(String size) {
+        String s = size.toLowerCase(java.util.Locale.ROOT);
+        long unit = s.endsWith("k") ? 1024 : s.endsWith("m") ? 1 << 20 : 1;
+        return Long.parseLong(unit == 1 ? s : s.substring(0, s.length() - 1)) * unit;
     }
 
     @Test
