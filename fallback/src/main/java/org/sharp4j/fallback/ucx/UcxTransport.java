@@ -60,9 +60,9 @@ import org.slf4j.LoggerFactory;
  * {@code UcpRequest} (56 bytes with compressed oops), plus two boxed {@code Long}s for its native
  * id (32 bytes) when the request does not complete at once. Measured by {@code UcxTransportTest}
  * ({@code ThreadMXBean.getThreadAllocatedBytes}, 8-byte ping-pong): a send 56 B (it completes
- * at once), a receive 88 B while its message is still to come, 56 B when it is already there
- * (the probe below returns a {@code UcpTagMessage} and its boxed id; the receive itself then
- * allocates nothing, see below). Short-lived young-generation garbage.
+ * at once), a receive 88 B while its message is still to come; when the message is already there
+ * only the probe's {@code UcpTagMessage} and its boxed id (the receive itself then allocates
+ * nothing, see below); about 104 B per receive on average. Short-lived young-generation garbage.
  *
  * <p><b>UCX bugs worked around.</b> Before each receive the transport probes ({@code
  * ucp_tag_probe_nb}, not removing the message); in UCX's single-threaded mode nothing arrives
