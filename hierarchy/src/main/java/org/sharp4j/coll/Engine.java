@@ -782,7 +782,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             arrivedKnownAt = -1;
             switch (a) {
                 case EXCHANGE:
-                    if (flat && bytes <= ShmLevel.INLINE_BYTES) {
+                    if (flat && (bytes <= ShmLevel.INLINE_BYTES || bytes <= ExchangeAlgorithm.PAIR_BYTES && sock.members == 2)) {
                         exchange.runInline(kind, type, op, root, count, desc, table.treeRadixAt(kind, i));
                     } else {
                         exchange.run(kind, type, op, root, count, desc, table.treeRadixAt(kind, i));

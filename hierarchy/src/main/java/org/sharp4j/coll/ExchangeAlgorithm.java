@@ -106,15 +106,30 @@ final class ExchangeAlgorithm {
      */
     private final Payload.Views own;
     /**
-     * Private operands and results of {@link InlineData#fold2}, a line's worth each: this rank's
-     * contribution as it published it, the peer's as read from its line, and the result.
+     * Private operands and results of {@link InlineData#fold2}, up to {@link #PAIR_BYTES} each: this
+     * rank's contribution as it published it, the peer's as read from its line or slot, and the result.
      */
-    private final long[] own8 = new long[ShmLevel.INLINE_BYTES / 8];
-    private final int[] own4 = new int[ShmLevel.INLINE_BYTES / 4];
-    private final long[] peer8 = new long[ShmLevel.INLINE_BYTES / 8];
-    private final int[] peer4 = new int[ShmLevel.INLINE_BYTES / 4];
-    private final long[] r8 = new long[ShmLevel.INLINE_BYTES / 8];
-    private final int[] r4 = new int[ShmLevel.INLINE_BYTES / 4];
+    private final long[] own8 = new long[PAIR_BYTES / 8];
+    private final int[] own4 = new int[PAIR_BYTES / 4];
+    private final long[] peer8 = new long[PAIR_BYTES / 8];
+    private final int[] peer4 = new int[PAIR_BYTES / 4];
+    private final long[] r8 = new long[PAIR_BYTES / 8];
+    private final int[] r4 = new int[PAIR_BYTES / 4];
+
+    /**
+     * Up to this many bytes a flat exchange of two members runs {@link #runInline} with the data in
+     * the slot (above {@link ShmLevel#INLINE_BYTES}): the same lines and the same bits as
+     * {@link #run}, without its layers (the accumulator, the kernel dispatch, the copy back of this
+     * rank's input and the copy out). A C ping-pong of a flag line plus a data line on this machine
+     * cost what the flag line alone did, so what the OSU port showed at 64 B (0.44-0.47 us against
+     * 8 B's 0.33 in the machine's slow phase, where Open MPI Java's two cost the same 0.58) was the
+     * path, not the transfer. Measured (OSU port, 2 ranks, alternating jars, Open MPI Java in the
+     * same processes): 64 B Allreduce 0.35 us (0.58x Open MPI) against 0.44 (0.76x) in the slow
+     * phase, equal in the fast one (0.16-0.17). Above 64 B the element-by-element moves lose to the
+     * general path's bulk kernels: with this bound at 256 B, a 256 B Allreduce took 0.27-0.28 us
+     * against 0.20-0.21 in the fast phase.
+     */
+    static final int PAIR_BYTES = 64;
 
     ExchangeAlgorithm(Engine e, int maxBytes, int maxMembers) {
         this.e = e;
@@ -203,7 +218,9 @@ final class ExchangeAlgorithm {
     }
 
     /**
-     * {@link #run} on a flat level for a payload of at most {@link ShmLevel#INLINE_BYTES}: the same
+     * {@link #run} on a flat level for a payload of at most {@link ShmLevel#INLINE_BYTES}, or of at
+     * most {@link #PAIR_BYTES} with two members (the data then in the slot, published by the same
+     * release of the line's state, read after its acquire as in {@link #run}): the same
      * protocol, lines, fold order and verdict, with the work ordered for latency. The input goes
      * straight from the user's buffer into this rank's line and the line is published first;
      * the diagnostics store of the sequence number follows it. The wait checks each peer's
@@ -227,10 +244,13 @@ final class ExchangeAlgorithm {
         final int ctl = sock.ctl(set, me);
         final int bytes = t == null ? 0 : count * t.size;
         if (bytes > 0) {
-            InlineData.copyIn(e.src, line, ctl + ShmLevel.INLINE, t, count);
-            InlineData.load(line, ctl + ShmLevel.INLINE, t, count, own8, own4); // still only this rank's: no transfer
-            if (sock.members != 2) {
-                ShmLevel.copy(own.buf, 0, line, ctl + ShmLevel.INLINE, bytes); // for subtree(), which folds other than two members
+            final int at = sock.dataOff(set, me, bytes); // this rank's line, or its slot above INLINE_BYTES (two members only)
+            InlineData.copyIn(e.src, line, at, t, count);
+            if (kind == Collective.ALLREDUCE || e.rank == root) { // the ranks that fold below (a Reduce's others read no data)
+                InlineData.load(line, at, t, count, own8, own4); // still only this rank's: no transfer
+                if (sock.members != 2) {
+                    ShmLevel.copy(own.buf, 0, line, at, bytes); // for subtree(), which folds other than two members
+                }
             }
         }
         Flags.put(line, ctl + ShmLevel.DESC, desc);
@@ -266,7 +286,7 @@ final class ExchangeAlgorithm {
         if (bytes > 0 && (kind == Collective.ALLREDUCE || e.rank == root)) {
             if (q == 2) {
                 // this rank's contribution from its private copy, never back from its published line
-                InlineData.load(line, sock.ctl(set, 1 - me) + ShmLevel.INLINE, t, count, peer8, peer4);
+                InlineData.load(line, sock.dataOff(set, 1 - me, bytes), t, count, peer8, peer4);
                 if (me == 0) {
                     InlineData.fold2(e.dst, t, op, own8, peer8, own4, peer4, count, r8, r4);
                 } else {

@@ -6,9 +6,10 @@ import org.sharp4j.Op;
 import org.sharp4j.shm.Flags;
 
 /**
- * The data moves of a call whose payload fits a control line ({@link ShmLevel#INLINE_BYTES}):
- * the user's input into this rank's line, and the fold of two members' lines straight into the
- * user's output, element by element, with no private accumulator and no kernel dispatch.
+ * The data moves of a call whose payload fits a control line ({@link ShmLevel#INLINE_BYTES}), or
+ * with two members a few lines of the slot ({@link ExchangeAlgorithm#PAIR_BYTES}): the user's
+ * input into this rank's line or slot, and the fold of two members' contributions straight into
+ * the user's output, element by element, with no private accumulator and no kernel dispatch.
  *
  * <p>Why a class of its own: at one to ten elements the general path's layers (the kernel's
  * form checks, three address checks, a copy into the accumulator and one out of it) cost
@@ -106,7 +107,7 @@ final class InlineData {
      * ({@code a} is the left operand: member 0's), given as bit patterns in private arrays
      * ({@code a8}/{@code b8} for 8-byte types, {@code a4}/{@code b4} for 4-byte ones), stored into
      * the user's output; nothing if {@code dst} is none. {@code r8} and {@code r4} are the
-     * caller's scratch (a line's worth of elements). The operands are private because a rank's own
+     * caller's scratch (as many elements). The operands are private because a rank's own
      * contribution must not be read back from its published line: once the peer has fetched that
      * line, reading it again may cost a cache-line transfer back (measured on this VM's slow
      * phase: +200 ns, as much as the exchange itself). Every choice (type, op, output form) is
