@@ -9,8 +9,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The entries UcxTransport adds to its UCX context: the keepalive interval and log level always,
- * the TCP segment sizes only where TCP is the only transport named, the rendezvous threshold where
- * the network is TCP; each one yields to the same entry in
+ * the TCP segment sizes and the rendezvous threshold where the network is TCP (TCP named alone, or
+ * UCX's choice on a host without RDMA devices); each one yields to the same entry in
  * the configuration and to its UCX_ variable in the environment. (No UCX needed.)
  */
 class UcxContextDefaultsTest {
@@ -44,10 +44,16 @@ class UcxContextDefaultsTest {
     }
 
     @Test
-    void tcpAloneGetsTheLargerSegmentsUnlessTheyAreSet() {
+    void aTcpNetworkGetsTheLargerSegmentsUnlessTheyAreSet() {
         Map<String, String> d = defaults(Map.of("TLS", "tcp"), Map.of());
         assertEquals("64k", d.get("TX_SEG_SIZE"));
         assertEquals("256k", d.get("RX_SEG_SIZE"));
+        // UCX's choice on a host without RDMA devices is TCP: the same segments
+        d = UcxTransport.contextDefaults(Map.of(), k -> null, false);
+        assertEquals("64k", d.get("TX_SEG_SIZE"));
+        assertEquals("256k", d.get("RX_SEG_SIZE"));
+        // larger than UCX 1.13's own (8 KiB send, 64 KiB receive), and a receive segment holds a whole send segment
+        assertTrue(parse(UcxTransport.TCP_TX_SEG) > 8 * 1024 && parse(UcxTransport.TCP_RX_SEG) >= parse(UcxTransport.TCP_TX_SEG));
         assertEquals(UcxTransport.KEEPALIVE_INTERVAL, d.get("KEEPALIVE_INTERVAL"));
         assertEquals(UcxTransport.LOG_LEVEL, d.get("LOG_LEVEL"));
         // from the environment's UCX_TLS, spelled as users do
@@ -65,11 +71,14 @@ class UcxContextDefaultsTest {
 
     @Test
     void otherTransportsAreLeftAlone() {
+        // RDMA devices and UCX's choice, or other transports named (this helper: a host with RDMA devices)
         for (Map<String, String> config : new Map[] {Map.of(), Map.of("TLS", "rc,tcp"), Map.of("TLS", "all")}) {
             Map<String, String> d = defaults(config, Map.of());
             assertEquals(null, d.get("TX_SEG_SIZE"), config.toString());
             assertEquals(null, d.get("RX_SEG_SIZE"), config.toString());
         }
+        // other transports named: left alone on a host without RDMA devices too (the user chose)
+        assertEquals(null, UcxTransport.contextDefaults(Map.of("TLS", "rc,tcp"), k -> null, false).get("TX_SEG_SIZE"));
         // the configuration's TLS wins over the environment's
         assertEquals(null, defaults(Map.of("TLS", "ud"), Map.of("UCX_TLS", "tcp")).get("TX_SEG_SIZE"));
         assertEquals(Map.of(), defaults(Map.of("TLS", "rc"), Map.of("UCX_KEEPALIVE_INTERVAL", "1s", "UCX_LOG_LEVEL", "warn")));
