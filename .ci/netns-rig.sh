@@ -15,7 +15,9 @@
 # Settings (environment): RIG_ID names everything (default s4j; namespaces $RIG_ID-h0.., bridge
 # ${RIG_ID}br, veths ${RIG_ID}v0..; at most 10 characters), RIG_NET the /24 prefix (default
 # 10.231.77: hosts .1, .2, ..., the bridge .254), RIG_HOSTS the host count for exec (run and up
-# export it). Host i is named host$i and resolves through /etc/netns/$RIG_ID-h$i/hosts.
+# export it), RIG_QUICKACK=1 gives each host's route to the others the quickack attribute (no
+# delayed ACKs: see "UCX over TCP" in the README). Host i is named host$i and resolves through
+# /etc/netns/$RIG_ID-h$i/hosts.
 #
 # Example, 3 hosts x 2 ranks, UCX over TCP between them (the rendezvous on the bridge):
 #   .ci/netns-rig.sh run 3 -- java -Dsharp4j.ucx.tls=tcp -cp "$CP" org.sharp4j.launch.LocalLauncher \
@@ -68,6 +70,9 @@ up() {
     ip -n "$ns" addr add "$RIG_NET.$((i + 1))/24" dev eth0
     ip -n "$ns" link set eth0 up
     ip -n "$ns" link set lo up
+    if [ "${RIG_QUICKACK:-0}" = 1 ]; then
+      ip -n "$ns" route change "$RIG_NET.0/24" dev eth0 proto kernel scope link src "$RIG_NET.$((i + 1))" quickack 1
+    fi
     # ip netns exec bind-mounts /etc/netns/NS/* over /etc: each host resolves its own name.
     mkdir -p "/etc/netns/$ns"
     {
