@@ -217,9 +217,9 @@ public final class UcxTransport implements Transport {
                     m.put(kv[0], kv[1]);
                 }
             }
-        }
-        if (tcpNetwork && !ucxConfig.containsKey("RNDV_THRESH") && env.apply("UCX_RNDV_THRESH") == null) {
-            m.put("RNDV_THRESH", TCP_RNDV_THRESH);
+            if (!ucxConfig.containsKey("RNDV_THRESH") && env.apply("UCX_RNDV_THRESH") == null) {
+                m.put("RNDV_THRESH", TCP_RNDV_THRESH);
+            }
         }
         return m;
     }
