@@ -52,7 +52,7 @@ class CollectiveCorrectnessTest {
         return out.stream();
     }
 
-    enum Api { ARRAYS, BUFFERS, IN_PLACE, SHARED }
+    enum Api { ARRAYS, BUFFERS, IN_PLACE, SHARED, IN_PLACE_BUFFER }
 
     @ParameterizedTest(name = "{0} ranks, {1} node(s) x {2} socket(s), {3} tuning")
     @MethodSource("topologies")
@@ -73,7 +73,7 @@ class CollectiveCorrectnessTest {
                     }
                     for (int count : counts) {
                         seed++;
-                        Api api = Api.values()[(int) (seed % 4)];
+                        Api api = Api.values()[(int) (seed % Api.values().length)];
                         check(comm, Collective.ALLREDUCE, t, op, count, 0, seed, api);
                         check(comm, Collective.REDUCE, t, op, count, (int) (seed % comm.size()), seed + 1_000_000, api);
                     }
@@ -213,6 +213,11 @@ class CollectiveCorrectnessTest {
                 } else {
                     comm.reduce(send, 3, recv, 5, count, t, op, root);
                 }
+                long[] sent = new long[count];
+                for (int i = 0; i < count; i++) {
+                    sent[i] = get(nat, t, i + 3);
+                }
+                assertArrayBits(mine, sent, what + ": send buffer modified");
                 got = null;
                 if (gets) {
                     ByteBuffer rn = recv.duplicate().order(ByteOrder.nativeOrder());
@@ -220,6 +225,29 @@ class CollectiveCorrectnessTest {
                     for (int i = 0; i < count; i++) {
                         got[i] = get(rn, t, i + 5);
                     }
+                }
+                break;
+            }
+            case IN_PLACE_BUFFER: {
+                // offset 2 elements into the buffer, a guard element after the data
+                ByteBuffer buf = ByteBuffer.allocateDirect((count + 3) * t.size).order(ByteOrder.nativeOrder());
+                for (int i = 0; i < count; i++) {
+                    put(buf, t, i + 2, mine[i]);
+                }
+                put(buf, t, count + 2, 0x5A5A5A5AL);
+                if (kind == Collective.ALLREDUCE) {
+                    comm.allreduce(buf, 2, count, t, op);
+                } else {
+                    comm.reduce(buf, 2, count, t, op, root);
+                }
+                got = new long[count];
+                for (int i = 0; i < count; i++) {
+                    got[i] = get(buf, t, i + 2);
+                }
+                assertEquals(0x5A5A5A5AL, get(buf, t, count + 2), what + ": wrote past the in-place buffer's elements");
+                if (!gets) {
+                    assertArrayBits(mine, got, what + ": non-root in-place buffer modified");
+                    got = null;
                 }
                 break;
             }

@@ -165,6 +165,10 @@ final class ExchangeAlgorithm {
             e.wentAhead(s);
             return;
         }
+        if (e.flat && sock.members == 2 && bytes > 0 && inPlace(e.src, e.dst, t, count)) {
+            runPair(kind, t, op, root, count, desc, radix, s, set, bytes);
+            return;
+        }
         // Phase 1: publish, then read everyone (this rank's own input is read back from its line or shared buffer).
         if (bytes > 0) {
             // Always a copy, also from the shared buffer: nothing tells a member when the others have
@@ -215,6 +219,68 @@ final class ExchangeAlgorithm {
             throw st.toException();
         }
         deliver(kind, t, root, count);
+    }
+
+    /**
+     * {@link #run} for a flat exchange of two members whose input and output lie in memory the
+     * kernels read in place (direct or shared buffers): {@code x0 op x1} straight from where the
+     * operands lie (this rank's input in its own buffer, the peer's in its slot) into the output.
+     * The same lines, verdict and bits as {@link #run} (the bracket of two members is that one
+     * operation); what goes is its copy of the input into a private buffer, the fold into the
+     * accumulator and the copy out: two passes over the message of the three {@link #run} makes
+     * besides the one into the slot. This rank's input is read from its buffer, not back from its
+     * slot (which the peer may have fetched by then: see {@link #own}). In place, the output is
+     * the operand of this rank ({@code x0} on member 0, {@code x1} on member 1), read element by
+     * element before each element is written ({@link Reductions#combine}).
+     */
+    private void runPair(Collective kind, DataType t, Op op, int root, int count, long desc, int radix, long s, int set, int bytes) {
+        final ShmLevel sock = e.sock;
+        final CallStatus st = e.st;
+        e.src.copyIn(sock, sock.dataOff(set, sock.me, bytes), t, 0, count);
+        sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
+        fold(sock, set, s, desc, count, t, op, 0, radix); // the verdict only: no data into the accumulator
+        if (!st.ok()) {
+            if (sock.me == 0) {
+                sock.publish(set, ShmLevel.RELEASED, s, desc, st); // members that took the tree wait for a release
+            }
+            throw st.toException();
+        }
+        if (kind == Collective.REDUCE && e.rank != root) {
+            return; // member 0 of a Reduce rooted at member 1 compares the signatures only
+        }
+        final Payload src = e.src;
+        final Payload dst = e.dst;
+        final ByteBuffer x = src.kind == Payload.BUFFER ? src.buffer : src.sharedLevel.buf;
+        final int xOff = src.kind == Payload.BUFFER ? src.off * t.size : src.sharedOff;
+        final ByteBuffer out = dst.kind == Payload.BUFFER ? dst.buffer : dst.sharedLevel.buf;
+        final int outOff = dst.kind == Payload.BUFFER ? dst.off * t.size : dst.sharedOff;
+        final int peerOff = sock.dataOff(set, 1 - sock.me, bytes);
+        if (sock.me == 0) {
+            Reductions.combine(t, op, out, outOff, x, xOff, sock.buf, peerOff, count);
+        } else {
+            Reductions.combine(t, op, out, outOff, sock.buf, peerOff, x, xOff, count);
+        }
+    }
+
+    /**
+     * Whether {@link #runPair} serves a call with these buffers: input and output direct or shared
+     * buffers (a Reduce's non-root member 0 has no output to check), and the output either
+     * disjoint from the input or the very same elements (in place).
+     */
+    private boolean inPlace(Payload src, Payload dst, DataType t, int count) {
+        if (src.kind != Payload.BUFFER && src.kind != Payload.SHARED) {
+            return false;
+        }
+        if (dst.kind == Payload.NONE) {
+            return true;
+        }
+        if (dst.kind != Payload.BUFFER && dst.kind != Payload.SHARED) {
+            return false;
+        }
+        if (!Payload.overlaps(src, dst, t, count)) {
+            return true;
+        }
+        return src.kind == Payload.BUFFER ? src.buffer == dst.buffer && src.off == dst.off : src.sharedOff == dst.sharedOff;
     }
 
     /**

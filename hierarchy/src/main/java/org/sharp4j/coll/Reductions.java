@@ -120,7 +120,9 @@ public final class Reductions {
 
     /**
      * {@code dst = a op b} over {@code count} elements: the first step of a fold in one pass
-     * instead of a copy and a combine. {@code dst} may be {@code a} (in place).
+     * instead of a copy and a combine. {@code dst} may be {@code a} or {@code b} at the same offset
+     * (in place): every form reads an element's operands before it writes that element (the
+     * native kernels take {@code dst == b} in their general, unrestricted form).
      */
     public static void combine(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff,
             int count) {
