@@ -33,7 +33,7 @@ class TableInEngineTest {
 
     @Test
     void defaultTableRunsTheExchangeFor64BytesAndTheTreeFor1k() {
-        ThreadRanks.run(2, BASE, comm -> {
+        ThreadRanks.run(3, BASE, comm -> {
             Engine e = comm.engine();
             assertEquals(IntraNodeAlgorithm.EXCHANGE, e.algorithm(Collective.ALLREDUCE, 64));
             assertEquals(IntraNodeAlgorithm.TREE, e.algorithm(Collective.ALLREDUCE, 1024));
@@ -43,6 +43,21 @@ class TableInEngineTest {
             assertEquals(2, e.calls(IntraNodeAlgorithm.EXCHANGE));
             assertEquals(1, e.calls(IntraNodeAlgorithm.TREE));
             assertEquals(0, e.calls(IntraNodeAlgorithm.TILED));
+        });
+    }
+
+    @Test
+    void twoRanksOnOneNodeRunTheExchangeForAllreduceUpTo16KiB() {
+        ThreadRanks.run(2, BASE, comm -> {
+            Engine e = comm.engine();
+            assertEquals(IntraNodeAlgorithm.EXCHANGE, e.algorithm(Collective.ALLREDUCE, 1024));
+            assertEquals(IntraNodeAlgorithm.EXCHANGE, e.algorithm(Collective.ALLREDUCE, 16384));
+            assertEquals(IntraNodeAlgorithm.TILED, e.algorithm(Collective.ALLREDUCE, 16385));
+            assertEquals(IntraNodeAlgorithm.TREE, e.algorithm(Collective.REDUCE, 1024));
+            allreduceAndCheck(comm, 128);   // 1 KiB
+            allreduceAndCheck(comm, 2048);  // 16 KiB
+            assertEquals(2, e.calls(IntraNodeAlgorithm.EXCHANGE));
+            assertEquals(0, e.calls(IntraNodeAlgorithm.TREE));
         });
     }
 
