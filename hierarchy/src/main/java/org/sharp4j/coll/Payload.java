@@ -111,8 +111,20 @@ public final class Payload {
      * right after another thread on the other core read it), while that reader's loads ran at
      * 25 GB/s; streaming stores do not wait for those lines. See {@link DirectReduceAlgorithm},
      * {@link PipelinedAlgorithm} and {@link TileFold} for what each measured.
+     *
+     * <p>Why 16 KiB (was 64): the reader's side. A line another core modified last reaches the
+     * reader cache to cache, which this VM does at two speeds that flip every few minutes (its
+     * "fast and slow phases"); in the slow one a 2-rank Reduce of 16 KiB took 8 us, its root
+     * pulling the leaf's 256 freshly written lines one by one, against 2 in the fast one, while
+     * Open MPI Java's took 4 in both. With the leaf's (tree) or non-root's (direct) copy streamed
+     * to memory, the root reads memory in both phases. OSU port, 2 ranks, default and streaming
+     * runs alternating (8 pairs; pairs whose 8 B rows showed the same phase): 16 KiB 0.79-0.93x
+     * the P50 in the fast phase, 0.24 in the slow one; 32 KiB 0.68-0.77 and 0.20. Below 16 KiB the
+     * fast phase lost (4 KiB 1.7x, 8 KiB 1.3-1.5x) what the slow one won (0.40-0.50x), and an
+     * Allreduce exchange of 4-16 KiB (every rank reads) lost 1.2-2x in the fast phase: those keep
+     * ordinary stores.
      */
-    static final long STREAM_MIN_BYTES = 64 * 1024;
+    static final long STREAM_MIN_BYTES = 16 * 1024;
 
     /**
      * As {@link #copyIn(ShmLevel, int, DataType, int, int)}; if {@code streaming}, with non-temporal

@@ -64,7 +64,9 @@ final class TreeAlgorithm {
             if (leafWithParent && !mayGo && bytes > ShmLevel.INLINE_BYTES && e.src.isShared()) {
                 desc |= Desc.SHARED; // zero copy: the parent reads this rank's shared buffer in place
             } else {
-                e.src.copyIn(top, acc, t, 0, count);
+                // A Reduce's leaf that goes writes what only its parent reads, after it left: with
+                // non-temporal stores from Payload.STREAM_MIN_BYTES (see there).
+                e.src.copyIn(top, acc, t, 0, count, mayGo && bytes >= Payload.STREAM_MIN_BYTES);
             }
         }
         st.reset();
