@@ -76,8 +76,12 @@ public final class Tuner {
         public int[] pipelines = {1, 2, 4, 8};
         /** Smallest size the pipeline depths are tried at: a call of one SHARP operation has nothing to pipeline. */
         public long pipelineMin = 8192;
-        /** Largest size the exchange is tried at (it reads every rank's slot). */
-        public long exchangeMax = 4096;
+        /**
+         * Largest size the exchange is tried at (it reads every rank's slot): 16 KiB, the tree's
+         * range, since with two ranks per node it folds straight into the output (runPair) and beat
+         * the tree there; with more ranks it loses above a few hundred bytes and is not chosen.
+         */
+        public long exchangeMax = 16384;
         public int iterations = 1000;
         /** Warm-up calls per point and pass, at most (fewer where they would take longer than a round). */
         public int warmup = 100;
