@@ -50,14 +50,16 @@ class TableInEngineTest {
     void twoRanksOnOneNodeRunTheExchangeForAllreduceUpTo16KiB() {
         ThreadRanks.run(2, BASE, comm -> {
             Engine e = comm.engine();
-            assertEquals(IntraNodeAlgorithm.EXCHANGE, e.algorithm(Collective.ALLREDUCE, 1024));
-            assertEquals(IntraNodeAlgorithm.EXCHANGE, e.algorithm(Collective.ALLREDUCE, 16384));
+            for (long bytes : new long[] {257, 1024, 16384}) {
+                assertEquals(IntraNodeAlgorithm.EXCHANGE, e.algorithm(Collective.ALLREDUCE, bytes), bytes + " B Allreduce");
+                assertEquals(IntraNodeAlgorithm.TREE, e.algorithm(Collective.REDUCE, bytes), bytes + " B Reduce");
+            }
             assertEquals(IntraNodeAlgorithm.TILED, e.algorithm(Collective.ALLREDUCE, 16385));
-            assertEquals(IntraNodeAlgorithm.TREE, e.algorithm(Collective.REDUCE, 1024));
-            allreduceAndCheck(comm, 128);   // 1 KiB
-            allreduceAndCheck(comm, 2048);  // 16 KiB
-            assertEquals(2, e.calls(IntraNodeAlgorithm.EXCHANGE));
+            for (int count : new int[] {128, 2048}) { // 1 and 16 KiB of doubles, folded on both ranks
+                allreduceAndCheck(comm, count);
+            }
             assertEquals(0, e.calls(IntraNodeAlgorithm.TREE));
+            assertEquals(2, e.calls(IntraNodeAlgorithm.EXCHANGE));
         });
     }
 
