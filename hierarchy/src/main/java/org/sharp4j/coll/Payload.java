@@ -118,10 +118,10 @@ public final class Payload {
      * pulling the leaf's 256 freshly written lines one by one, against 2 in the fast one, while
      * Open MPI Java's took 4 in both. With the leaf's (tree) or non-root's (direct) copy streamed
      * to memory, the root reads memory in both phases. OSU port, 2 ranks, default and streaming
-     * runs alternating (8 pairs; pairs whose 8 B rows showed the same phase): 16 KiB 0.79-0.93x
-     * the P50 in the fast phase, 0.24 in the slow one; 32 KiB 0.68-0.77 and 0.20. Below 16 KiB the
-     * fast phase lost (4 KiB 1.7x, 8 KiB 1.3-1.5x) what the slow one won (0.40-0.50x), and an
-     * Allreduce exchange of 4-16 KiB (every rank reads) lost 1.2-2x in the fast phase: those keep
+     * runs alternating (8 pairs; pairs whose 8 B rows showed the same phase): 16 KiB 0.66-0.89x
+     * the P50 in the fast phase, 0.24 in the slow one; 32 KiB 0.55-0.77 and 0.20. Below 16 KiB the
+     * fast phase lost (4 KiB 1.5-1.8x, 8 KiB 1.0-1.5x) what the slow one won (0.41-0.50x), and an
+     * Allreduce exchange of 4-16 KiB (every rank reads) lost 1.2-3x in the fast phase: those keep
      * ordinary stores.
      */
     static final long STREAM_MIN_BYTES = 16 * 1024;
