@@ -231,7 +231,9 @@ final class ExchangeAlgorithm {
      * besides the one into the slot. This rank's input is read from its buffer, not back from its
      * slot (which the peer may have fetched by then: see {@link #own}). In place, the output is
      * the operand of this rank ({@code x0} on member 0, {@code x1} on member 1), read element by
-     * element before each element is written ({@link Reductions#combine}).
+     * element before each element is written ({@link Reductions#combine}). Up to
+     * {@link ShmLevel#TOUCH_MAX_BYTES} the peer's lines are loaded before the fold, so that they
+     * travel together ({@link ShmLevel#touch}).
      */
     private void runPair(Collective kind, DataType t, Op op, int root, int count, long desc, int radix, long s, int set, int bytes) {
         final ShmLevel sock = e.sock;
@@ -255,6 +257,7 @@ final class ExchangeAlgorithm {
         final ByteBuffer out = dst.kind == Payload.BUFFER ? dst.buffer : dst.sharedLevel.buf;
         final int outOff = dst.kind == Payload.BUFFER ? dst.off * t.size : dst.sharedOff;
         final int peerOff = sock.dataOff(set, 1 - sock.me, bytes);
+        sock.touch(peerOff, bytes);
         if (sock.me == 0) {
             Reductions.combine(t, op, out, outOff, x, xOff, sock.buf, peerOff, count);
         } else {
