@@ -32,10 +32,10 @@ class LongPathBytesTest {
     @Test
     void oneNodeTakesTheTreeTiledPipelinedDirectAndSeveralChunks() {
         Map<String, long[]> got = paths(2, CFG);
-        // Allreduce: the tree to 16 KiB, tiled to 64 KiB, pipelined in one chunk (64 KiB slots), then in several
+        // Allreduce: the exchange to 16 KiB (two ranks), tiled to 64 KiB, pipelined in one chunk (64 KiB slots), then in several
         assertArrayEquals(new long[] {8192, 32768, 65536, 131072}, got.get("allreduce"));
-        // Reduce: the tree, direct in one chunk, direct in several
-        assertArrayEquals(new long[] {8192, 32768, 131072}, got.get("reduce"));
+        // Reduce: the exchange below 16 KiB (two ranks), the tree at 16 KiB, direct in one chunk, direct in several
+        assertArrayEquals(new long[] {8192, 16384, 32768, 131072}, got.get("reduce"));
     }
 
     @Test
@@ -58,9 +58,9 @@ class LongPathBytesTest {
     @Test
     void theSlotSizeMovesTheSeveralChunkSize() {
         Map<String, long[]> got = paths(2, CFG.withSlotBytes(16384));
-        // 16 KiB slots: 16 KiB is still one chunk of the tree; 32 KiB is two chunks of tiled (direct for
-        // Reduce); the candidates end at two slots and two slots + a line, before the pipelined 64 KiB
+        // 16 KiB slots: 16 KiB is still one chunk of the exchange (the tree for Reduce); 32 KiB is two chunks of
+        // tiled (direct for Reduce); the candidates end at two slots and two slots + a line, before the pipelined 64 KiB
         assertArrayEquals(new long[] {8192, 32768}, got.get("allreduce"));
-        assertArrayEquals(new long[] {8192, 32768}, got.get("reduce"));
+        assertArrayEquals(new long[] {8192, 16384, 32768}, got.get("reduce"));
     }
 }

@@ -47,13 +47,15 @@ class TableInEngineTest {
     }
 
     @Test
-    void twoRanksOnOneNodeRunTheExchangeForAllreduceUpTo16KiB() {
+    void twoRanksOnOneNodeRunTheExchangeUpTo16KiB() {
         ThreadRanks.run(2, BASE, comm -> {
             Engine e = comm.engine();
-            for (long bytes : new long[] {257, 1024, 16384}) {
+            for (long bytes : new long[] {257, 1024, 16383}) {
                 assertEquals(IntraNodeAlgorithm.EXCHANGE, e.algorithm(Collective.ALLREDUCE, bytes), bytes + " B Allreduce");
-                assertEquals(IntraNodeAlgorithm.TREE, e.algorithm(Collective.REDUCE, bytes), bytes + " B Reduce");
+                assertEquals(IntraNodeAlgorithm.EXCHANGE, e.algorithm(Collective.REDUCE, bytes), bytes + " B Reduce");
             }
+            assertEquals(IntraNodeAlgorithm.EXCHANGE, e.algorithm(Collective.ALLREDUCE, 16384));
+            assertEquals(IntraNodeAlgorithm.TREE, e.algorithm(Collective.REDUCE, 16384)); // its leaf streams there
             assertEquals(IntraNodeAlgorithm.TILED, e.algorithm(Collective.ALLREDUCE, 16385));
             for (int count : new int[] {128, 2048}) { // 1 and 16 KiB of doubles, folded on both ranks
                 allreduceAndCheck(comm, count);
