@@ -85,7 +85,7 @@ public final class TuningTable {
             "# two ranks on one node: each folds x0 op x1 from where the operands lie straight into its output, the peer's",
             "# lines loaded together first up to 1 KiB (ExchangeAlgorithm.runPair), so the exchange's two folds in parallel",
             "# beat the tree's fold then copy; OSU port, same processes, 3 runs: Allreduce 0.84-0.94x the tree's P50 at",
-            "# 2-16 KiB; Reduce (4 runs) 0.67-0.85x at 512 B-1 KiB, 0.93-1.0x at 2-8 KiB; at 16 KiB the tree's leaf streams",
+            "# 2-16 KiB; Reduce (4 runs) 0.66-0.85x at 512 B-1 KiB, 0.90-1.0x at 2-8 KiB; at 16 KiB the tree's leaf streams",
             "# (Payload.STREAM_MIN_BYTES) and took 0.24-0.69x the exchange's time",
             "allreduce:257-16385:nodes=1:ppn=2:exchange",
             "reduce:257-16384:nodes=1:ppn=2:exchange",
