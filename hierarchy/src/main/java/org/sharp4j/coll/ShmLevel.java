@@ -256,8 +256,9 @@ public final class ShmLevel {
      * 0.38-0.45 us to 0.35-0.39, 256 B 0.54-0.59 to 0.42-0.46, 512 B 0.66-0.73 to 0.46-0.49, 1 KiB
      * 0.76-0.86 to 0.58-0.64; the fast phase equal within its noise. At 2 KiB (3 pairs touching it)
      * 1.21-1.30 to 1.12-1.15 in the slow phase but 0.33-0.35 to 0.32-0.36 in the fast one, and no
-     * gain from 4 KiB: hence the bound. The tree's fold (a Reduce's root) touching up to 2 KiB gained as much at
-     * 256 B-1 KiB but its runs lost 10-30% at 2-8 KiB in both phases: it does not touch.
+     * gain from 4 KiB: hence the bound. The tree's fold (a Reduce's root) touching up to 2 KiB
+     * gained as much at 256 B-1 KiB but its runs lost 10-30% at 2-8 KiB in both phases: it does
+     * not touch.
      */
     static final int TOUCH_MAX_BYTES = 1024;
     /** Where {@link #touch} leaves its sum, so that the JIT keeps its loads (written by this rank's thread only). */
@@ -266,11 +267,12 @@ public final class ShmLevel {
     /** Loads one word of every line of {@code [off, off + bytes)} in {@link #buf} when that is at most {@link #TOUCH_MAX_BYTES}. */
     void touch(int off, int bytes) {
         if (bytes > INLINE_BYTES && bytes <= TOUCH_MAX_BYTES) {
+            final int last = off + bytes - 8; // the last word: never past the data (it may end the segment)
             long sum = 0;
-            for (int o = off; o < off + bytes; o += 64) {
-                sum += buf.getLong(Math.min(o, off + bytes - 8)); // never past the data (it may end the segment)
+            for (int o = off; o < last; o += 64) {
+                sum += buf.getLong(o);
             }
-            touched = sum;
+            touched = sum + buf.getLong(last); // the last line too when the data does not start a line
         }
     }
 
