@@ -135,11 +135,13 @@ public final class Communicator implements AutoCloseable {
         Object[] ins = {new int[maxCount], new long[maxCount], new float[maxCount], new double[maxCount]};
         Object[] outs = {new int[maxCount], new long[maxCount], new float[maxCount], new double[maxCount]};
         HeatBuffers hb = new HeatBuffers(maxCount * 8);
+        PathProbes probes = new PathProbes();
         int combos = types.length * ops.length;
         int size = size();
         int calls = 0;
         int k = 0;
         while (true) {
+            probes.run(k);
             for (int i = 0; i < 500; i++, k++) {
                 DataType t = types[k % types.length];
                 Op op = ops[(k / types.length) % ops.length];
@@ -190,6 +192,49 @@ public final class Communicator implements AutoCloseable {
             longHeatCalls = heatLong(flag, agreed);
         }
         return calls;
+    }
+
+    /**
+     * One call per long-message path ({@link org.sharp4j.coll.Engine#longPathBytes}: the smallest
+     * size of each, rank 0's list on every rank) and collective, at the start of every block of the
+     * small heating: a handful among its thousands of calls, so that the dispatch the small calls
+     * share with the long ones ({@code Engine.run}'s switch over the algorithms, the table's
+     * {@code Algorithm.toIntra}) has seen every algorithm this job's table uses when C2 compiles it.
+     * Why: C2 compiles a switch case or branch that the profile never saw as a trap. With two ranks
+     * on one node every heated size ran the exchange, and the program's first call of another
+     * algorithm threw the compiled {@code Engine.run} back to the interpreter (LogCompilation:
+     * unstable_if at its switch and in {@code toIntra}) and recompiled it during the next row, on
+     * the core its rank runs on: an OSU table's 8 B row averaged 1.2-4.8 us against a P50 of 0.14
+     * (Allreduce, {@code -m 8:65536}). Not the long heating ({@link #heatLong}): a few calls give the
+     * branches counts without making the small calls' profile a long one.
+     */
+    private final class PathProbes {
+        private final long[] arBytes = rankZeroSizes(engine.longPathBytes(Collective.ALLREDUCE, 0));
+        private final long[] rdBytes = rankZeroSizes(engine.longPathBytes(Collective.REDUCE, 0));
+        private final ByteBuffer in;
+        private final ByteBuffer out;
+
+        PathProbes() {
+            long max = 8;
+            for (long b : arBytes) {
+                max = Math.max(max, b);
+            }
+            for (long b : rdBytes) {
+                max = Math.max(max, b);
+            }
+            in = ByteBuffer.allocateDirect((int) max).order(ByteOrder.nativeOrder());
+            out = ByteBuffer.allocateDirect((int) max).order(ByteOrder.nativeOrder());
+        }
+
+        /** One Allreduce and one Reduce (root rotating with {@code k}) of DOUBLE SUM per path; the same calls on every rank. */
+        void run(int k) {
+            for (long b : arBytes) {
+                allreduce(in, 0, out, 0, (int) (b / 8), DataType.DOUBLE, Op.SUM);
+            }
+            for (long b : rdBytes) {
+                reduce(in, 0, out, 0, (int) (b / 8), DataType.DOUBLE, Op.SUM, k % size());
+            }
+        }
     }
 
     /** Long calls per collective the heating ran ({@link #heatLong}); set once, in the constructor. */

@@ -87,6 +87,24 @@ public final class FirstCallsMain {
                 c.barrier();
             }
         }
+        // Then a program's first long calls (one of each path the built-in table gives this job: for
+        // two ranks the exchange up to 16 KiB, the tree's Reduce at 16 KiB, tiled, pipelined and the
+        // direct Reduce above), and small calls again: the dispatch they share with the small calls
+        // must have seen every algorithm in the heating (Communicator.PathProbes), or C2 compiled the
+        // others as traps and the first long call throws Engine.run away.
+        ByteBuffer bigIn = ByteBuffer.allocateDirect(256 * 1024).order(ByteOrder.nativeOrder());
+        ByteBuffer bigOut = ByteBuffer.allocateDirect(256 * 1024).order(ByteOrder.nativeOrder());
+        for (int bytes : new int[] {16384, 32768, 65536, 262144}) {
+            for (int i = 0; i < 3; i++, n++) {
+                c.allreduce(bigIn, 0, bigOut, 0, bytes / 8, DataType.DOUBLE, Op.SUM);
+                c.reduce(bigIn, 0, bigOut, 0, bytes / 8, DataType.DOUBLE, Op.SUM, root);
+            }
+        }
+        for (int i = 0; i < calls; i++, n++) {
+            c.allreduce(in, 0, out, 0, 2, DataType.FLOAT, Op.SUM);
+            c.reduce(in, 0, out, 0, 2, DataType.FLOAT, Op.SUM, root);
+            c.barrier();
+        }
         Thread.sleep(2_000); // the stream delivers its events about once a second
         c.barrier();
         synchronized (deopts) {

@@ -23,7 +23,7 @@ class FirstCallsTest {
         int exit = job.waitFor(180);
         String out = String.join("\n", job.lines);
         assertEquals(0, exit, out);
-        assertEquals(2, job.count(" calls 600"), "both ranks made their calls:\n" + out);
+        assertEquals(2, job.count(" calls 912"), "both ranks made their calls:\n" + out);
         assertTrue(job.count(" deopt ") == 0, "deoptimizations in sharp4j code during the first calls:\n" + out);
     }
 }
