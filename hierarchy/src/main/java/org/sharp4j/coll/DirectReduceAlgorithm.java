@@ -172,12 +172,9 @@ final class DirectReduceAlgorithm {
             // The accumulator: the output itself, or (array) the result area.
             final ByteBuffer acc;
             final int accOff;
-            if (dst.kind == Payload.BUFFER) {
-                acc = dst.buffer;
-                accOff = (dst.off + first) * size;
-            } else if (dst.kind == Payload.SHARED) {
-                acc = dst.sharedLevel.buf;
-                accOff = dst.sharedOff + first * size;
+            if (dst.kind == Payload.BUFFER || dst.kind == Payload.SHARED) {
+                acc = dst.memory();
+                accOff = dst.byteOffset(t, first);
             } else {
                 acc = sock.buf;
                 accOff = sock.result(set);
@@ -186,8 +183,8 @@ final class DirectReduceAlgorithm {
             for (int m = 0; m < q; m++) {
                 if (m == me) {
                     if (ownInPlace) {
-                        xBuf[m] = src.kind == Payload.BUFFER ? src.buffer : src.sharedLevel.buf;
-                        xOff[m] = src.kind == Payload.BUFFER ? (src.off + first) * size : src.sharedOff + first * size;
+                        xBuf[m] = src.memory();
+                        xOff[m] = src.byteOffset(t, first);
                     } else {
                         xBuf[m] = sock.buf;
                         xOff[m] = sock.slot(set, me); // copied in above

@@ -165,7 +165,7 @@ final class ExchangeAlgorithm {
             e.wentAhead(s);
             return;
         }
-        if (e.flat && sock.members == 2 && bytes > 0 && inPlace(e.src, e.dst, t, count)) {
+        if (e.flat && sock.members == 2 && bytes > 0 && operandsInPlace(e.src, e.dst, t, count)) {
             runPair(kind, t, op, root, count, desc, radix, s, set, bytes);
             return;
         }
@@ -250,12 +250,10 @@ final class ExchangeAlgorithm {
         if (kind == Collective.REDUCE && e.rank != root) {
             return; // member 0 of a Reduce rooted at member 1 compares the signatures only
         }
-        final Payload src = e.src;
-        final Payload dst = e.dst;
-        final ByteBuffer x = src.kind == Payload.BUFFER ? src.buffer : src.sharedLevel.buf;
-        final int xOff = src.kind == Payload.BUFFER ? src.off * t.size : src.sharedOff;
-        final ByteBuffer out = dst.kind == Payload.BUFFER ? dst.buffer : dst.sharedLevel.buf;
-        final int outOff = dst.kind == Payload.BUFFER ? dst.off * t.size : dst.sharedOff;
+        final ByteBuffer x = e.src.memory();
+        final int xOff = e.src.byteOffset(t, 0);
+        final ByteBuffer out = e.dst.memory();
+        final int outOff = e.dst.byteOffset(t, 0);
         final int peerOff = sock.dataOff(set, 1 - sock.me, bytes);
         sock.touch(peerOff, bytes);
         if (sock.me == 0) {
@@ -270,7 +268,7 @@ final class ExchangeAlgorithm {
      * buffers (a Reduce's non-root member 0 has no output to check), and the output either
      * disjoint from the input or the very same elements (in place).
      */
-    private boolean inPlace(Payload src, Payload dst, DataType t, int count) {
+    private static boolean operandsInPlace(Payload src, Payload dst, DataType t, int count) {
         if (src.kind != Payload.BUFFER && src.kind != Payload.SHARED) {
             return false;
         }
@@ -283,7 +281,7 @@ final class ExchangeAlgorithm {
         if (!Payload.overlaps(src, dst, t, count)) {
             return true;
         }
-        return src.kind == Payload.BUFFER ? src.buffer == dst.buffer && src.off == dst.off : src.sharedOff == dst.sharedOff;
+        return src.sameStart(dst); // overlapping: the same kind (Payload.overlaps)
     }
 
     /**

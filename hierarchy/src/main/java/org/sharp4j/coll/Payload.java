@@ -75,6 +75,24 @@ public final class Payload {
         return kind == SHARED;
     }
 
+    /**
+     * The memory a {@link #BUFFER} or {@link #SHARED} payload lies in, for the algorithms that read
+     * or write it in place (with {@link #byteOffset}); not for arrays.
+     */
+    ByteBuffer memory() {
+        return kind == BUFFER ? buffer : sharedLevel.buf;
+    }
+
+    /** Byte offset in {@link #memory()} of element {@code first} (a {@link #BUFFER} or {@link #SHARED} payload). */
+    int byteOffset(DataType t, int first) {
+        return kind == BUFFER ? (off + first) * t.size : sharedOff + first * t.size;
+    }
+
+    /** Whether {@code other} (of the same kind) starts at the same element of the same memory. */
+    boolean sameStart(Payload other) {
+        return kind == BUFFER ? buffer == other.buffer && off == other.off : sharedOff == other.sharedOff;
+    }
+
     /** Up to this many bytes, arrays are copied element by element: a bulk copy's setup costs more than a line's elements. */
     static final int SMALL_BYTES = 64;
 
