@@ -254,9 +254,10 @@ class TunerAndInfoTest {
         throw new AssertionError("no choice for " + c + " " + bytes + " in " + cs);
     }
 
+    /** The algorithm a candidate's name runs ("tree:radix=2", "tiled:chunk=4k", "pipelined", ...). */
     private static IntraNodeAlgorithm intra(String cand) {
-        return cand.startsWith("tree") ? IntraNodeAlgorithm.TREE : cand.equals("exchange") ? IntraNodeAlgorithm.EXCHANGE
-                : IntraNodeAlgorithm.TILED;
+        String base = cand.split(":")[0];
+        return base.equals("tree") ? IntraNodeAlgorithm.TREE : IntraNodeAlgorithm.valueOf(base.toUpperCase(java.util.Locale.ROOT));
     }
 
     /**
