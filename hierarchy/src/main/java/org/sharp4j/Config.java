@@ -17,7 +17,7 @@ import org.sharp4j.tuning.TuningTable;
  *   <tr><td>sharp4j.topology.sockets</td><td>simulate S sockets per node (0: real sockets)</td></tr>
  *   <tr><td>sharp4j.topology.group</td><td>socket (default) or numa: the unit of phases 1/5</td></tr>
  *   <tr><td>sharp4j.hostname</td><td>host name used to group ranks into nodes</td></tr>
- *   <tr><td>sharp4j.slot.bytes</td><td>per-rank slot (chunk) size, default 64k</td></tr>
+ *   <tr><td>sharp4j.slot.bytes</td><td>per-rank slot (chunk) size: auto (default: 64k, more for a job on one socket of one node, see {@code Engine.autoSlotBytes}), or a size</td></tr>
  *   <tr><td>sharp4j.shared.bytes</td><td>per-rank shared buffer size, default 1M</td></tr>
  *   <tr><td>sharp4j.tune.file (env SHARP4J_TUNE_FILE)</td><td>a tuning table file (see TuningTable for the format)</td></tr>
  *   <tr><td>sharp4j.tune (env SHARP4J_TUNE)</td><td>one-line rule override, e.g. allreduce:0-16k:tree:radix=2#allreduce:16k-inf:tiled</td></tr>
@@ -43,6 +43,8 @@ public final class Config {
     private int simulatedSockets;
     private String hostname;
     private int slotBytes = DEFAULT_SLOT_BYTES;
+    /** sharp4j.slot.bytes=auto: the engine picks the slot for the job's shape ({@link #withResolvedSlot}); slotBytes holds its pick or the default. */
+    private boolean slotAuto = true;
     private int sharedBytes = DEFAULT_SHARED_BYTES;
     private TuningTable table = TuningTable.builtIn();
     private String waitSpec;
@@ -63,6 +65,7 @@ public final class Config {
         c.simulatedSockets = simulatedSockets;
         c.hostname = hostname;
         c.slotBytes = slotBytes;
+        c.slotAuto = slotAuto;
         c.sharedBytes = sharedBytes;
         c.table = table;
         c.waitSpec = waitSpec;
@@ -122,7 +125,8 @@ public final class Config {
         c.simulatedSockets = prop(p, "sharp4j.topology.sockets", "0", Config::nonNegativeInt);
         c.groupByNuma = prop(p, "sharp4j.topology.group", "socket", Config::parseGroup);
         c.hostname = p.getProperty("sharp4j.hostname");
-        c.slotBytes = prop(p, "sharp4j.slot.bytes", "64k", v -> pageMultiple(v, 4096));
+        c.slotAuto = "auto".equalsIgnoreCase(p.getProperty("sharp4j.slot.bytes", "auto").trim());
+        c.slotBytes = c.slotAuto ? DEFAULT_SLOT_BYTES : prop(p, "sharp4j.slot.bytes", "64k", v -> pageMultiple(v, 4096));
         c.sharedBytes = prop(p, "sharp4j.shared.bytes", "1M", v -> pageMultiple(v, 0));
         c.table = TuningTable.resolve(p, System.getenv()); // names its own properties
         c.waitSpec = prop(p, "sharp4j.wait", null, v -> {
@@ -217,12 +221,32 @@ public final class Config {
         return c.validated();
     }
 
-    /** Also raises the shared buffer to at least one slot. */
+    /** A fixed slot (sharp4j.slot.bytes=N); also raises the shared buffer to at least one slot. */
     public Config withSlotBytes(int bytes) {
         Config c = copy();
         c.slotBytes = bytes;
+        c.slotAuto = false;
         c.sharedBytes = Math.max(sharedBytes, bytes);
         return c.validated();
+    }
+
+    /**
+     * The engine's pick for {@code sharp4j.slot.bytes=auto} at the job's shape (the config a
+     * communicator then reports and hands to its inter-node step); still auto, so that another
+     * communicator built from it picks again for its own shape. Ignored (this config) for a fixed slot.
+     */
+    public Config withResolvedSlot(int bytes) {
+        if (!slotAuto) {
+            return this;
+        }
+        Config c = copy();
+        c.slotBytes = bytes;
+        return c.validated();
+    }
+
+    /** Whether the slot is sharp4j.slot.bytes=auto (the engine picks it per job shape). */
+    public boolean slotAuto() {
+        return slotAuto;
     }
 
     public Config withSharedBytes(int bytes) {
@@ -314,7 +338,7 @@ public final class Config {
         out.add("sharp4j.topology.nodes=" + simulatedNodes);
         out.add("sharp4j.topology.sockets=" + simulatedSockets);
         out.add("sharp4j.topology.group=" + (groupByNuma ? "numa" : "socket"));
-        out.add("sharp4j.slot.bytes=" + slotBytes);
+        out.add("sharp4j.slot.bytes=" + (slotAuto ? "auto" : Integer.toString(slotBytes)));
         out.add("sharp4j.shared.bytes=" + sharedBytes);
         out.add("sharp4j.shm.dir=" + shmDir);
         out.add("sharp4j.warmup=" + warmupRounds);

@@ -77,7 +77,7 @@ class SettingsMismatchTest {
     void aSlotSizeOnOneRankIsNamed() throws Exception {
         Config base = Config.defaults().withShmDir(shm);
         Throwable[] errs = create(2, r -> r == 1 ? base.withSlotBytes(8192) : base);
-        expectOnEveryRank(errs, "rank 1 has sharp4j.slot.bytes=8192 (rank 0: 65536)");
+        expectOnEveryRank(errs, "rank 1 has sharp4j.slot.bytes=8192 (rank 0: auto)");
     }
 
     @Test

@@ -200,6 +200,52 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     /** Tests only: runs inside {@link #abort} after the reason is recorded and before the peers are told (a preempted watchdog). */
     static volatile Runnable abortPauseForTest;
 
+    /** The largest slot {@link #autoSlotBytes} picks. */
+    static final int AUTO_SLOT_MAX_BYTES = 512 * 1024;
+    /** What {@link #autoSlotBytes} lets one socket's segment take at most (and at most a quarter of the file system it lives on). */
+    static final long AUTO_SLOT_SEGMENT_BUDGET = 32L << 20;
+
+    /**
+     * The slot (and chunk) of {@code sharp4j.slot.bytes=auto}: on one socket of one node (where the
+     * pipelined and the direct algorithms run, and there is no phase 3) the largest power of two up
+     * to {@value #AUTO_SLOT_MAX_BYTES} whose socket segment, {@code SETS (members + 1) slot} plus
+     * the shared buffers, stays within {@value #AUTO_SLOT_SEGMENT_BUDGET} bytes and a quarter of
+     * the segments' file system (a container's 64 MiB {@code /dev/shm} still fits), and no larger
+     * than the shared buffer; elsewhere {@link Config#DEFAULT_SLOT_BYTES}. Every input is the
+     * same on every rank (the topology, the job-wide settings, one file system on one node): a rank
+     * that picked otherwise would be named by the segment's header check.
+     *
+     * <p>Why: each chunk of a long call costs its members a synchronisation (an arrival, a tile
+     * flag, a release); fewer, larger chunks pay it less often. OSU ports {@code --compare mpi}, 64 KiB-16 MiB,
+     * slots 64, 128, 256 and 512 KiB alternating in 3 rounds, P50 with a 512 KiB slot over the
+     * same with 64 KiB in the same round: 2 ranks Reduce 0.73-0.98 from 512 KiB (Allreduce
+     * 0.65-0.83 in two rounds, 0.97-1.13 in a third), 4 ranks on 2 cores Reduce 0.37-1.0 and
+     * Allreduce 0.33-0.86 from 128 KiB; 64 KiB (one chunk either way) alike. Not across sockets or
+     * nodes: there the slot is also phase 3's part (which must be the same on every node, and
+     * whose pipelining wants parts) and the hierarchical tiled algorithm's chunk, not measured larger.
+     */
+    static int autoSlotBytes(int nodes, int socketsOfNode0, int members, int sharedBytes, long fsTotalBytes) {
+        if (nodes != 1 || socketsOfNode0 != 1) {
+            return Config.DEFAULT_SLOT_BYTES;
+        }
+        long budget = Math.min(AUTO_SLOT_SEGMENT_BUDGET, fsTotalBytes / 4);
+        for (int s = AUTO_SLOT_MAX_BYTES; s > Config.DEFAULT_SLOT_BYTES; s >>= 1) {
+            if (s <= sharedBytes && ShmLevel.size(members, s, sharedBytes, 0) <= budget) {
+                return s;
+            }
+        }
+        return Config.DEFAULT_SLOT_BYTES;
+    }
+
+    /** The size of the file system holding the segments (0 if it cannot be read: then the default slot). */
+    private static long shmTotalBytes(Path dir) {
+        try {
+            return java.nio.file.Files.getFileStore(dir).getTotalSpace();
+        } catch (java.io.IOException | RuntimeException e) {
+            return 0;
+        }
+    }
+
     /** Builds the hierarchy; collective over the bootstrap (every rank must call it). */
     public static Engine create(Bootstrap boot, Config cfg) {
         return new Engine(boot, cfg);
@@ -208,7 +254,6 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     private Engine(Bootstrap boot, Config cfg) {
         this.rank = boot.rank();
         this.size = boot.size();
-        this.cfg = cfg;
         CpuTopology cpu = CpuTopology.detect();
         String realHost = realHostname();
         String host = cfg.hostname() != null ? cfg.hostname() : realHost;
@@ -230,6 +275,9 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         }
         checkSameSettings(settingsOf); // before any shared state: every rank throws the same error
         this.topo = Topology.compute(infos, cfg.simulatedNodes(), cfg.simulatedSockets(), cfg.groupByNuma());
+        // sharp4j.slot.bytes=auto: the slot for this shape, from job-wide inputs only (every rank picks the same)
+        cfg = cfg.withResolvedSlot(autoSlotBytes(topo.nodeCount(), topo.socketCount(0), size, cfg.sharedBytes(), shmTotalBytes(cfg.shmDir())));
+        this.cfg = cfg;
         this.table = cfg.tuningTable().compile(topo.nodeCount(), topo.maxRanksPerNode());
         this.tuning = table.summary();
         this.nodeIndex = topo.nodeOf(rank);

@@ -32,10 +32,15 @@ class LongPathBytesTest {
     @Test
     void oneNodeTakesTheTreeTiledPipelinedDirectAndSeveralChunks() {
         Map<String, long[]> got = paths(2, CFG);
-        // Allreduce: the exchange to 16 KiB (two ranks), tiled to 64 KiB, pipelined in one chunk (64 KiB slots), then in several
-        assertArrayEquals(new long[] {8192, 32768, 65536, 131072}, got.get("allreduce"));
+        // Allreduce: the exchange to 16 KiB (two ranks), tiled to 64 KiB, pipelined in one chunk (the auto slot of one
+        // socket: 512 KiB), then in several
+        assertArrayEquals(new long[] {8192, 32768, 65536, 1048576}, got.get("allreduce"));
         // Reduce: the exchange below 16 KiB (two ranks), the tree at 16 KiB, direct in one chunk, direct in several
-        assertArrayEquals(new long[] {8192, 16384, 32768, 131072}, got.get("reduce"));
+        assertArrayEquals(new long[] {8192, 16384, 32768, 1048576}, got.get("reduce"));
+        // the same with the slot fixed at the default: several chunks from 128 KiB
+        Map<String, long[]> fixed = paths(2, CFG.withSlotBytes(Config.DEFAULT_SLOT_BYTES));
+        assertArrayEquals(new long[] {8192, 32768, 65536, 131072}, fixed.get("allreduce"));
+        assertArrayEquals(new long[] {8192, 16384, 32768, 131072}, fixed.get("reduce"));
     }
 
     @Test
