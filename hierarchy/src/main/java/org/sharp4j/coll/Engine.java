@@ -210,10 +210,10 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * pipelined and the direct algorithms run, and there is no phase 3) the largest power of two up
      * to {@value #AUTO_SLOT_MAX_BYTES} whose socket segment, {@code SETS (members + 1) slot} plus
      * the shared buffers, stays within {@value #AUTO_SLOT_SEGMENT_BUDGET} bytes and a quarter of
-     * the segments' file system (a container's 64 MiB {@code /dev/shm} still fits), and no larger
-     * than the shared buffer; elsewhere {@link Config#DEFAULT_SLOT_BYTES}. Every input is the
-     * same on every rank (the topology, the job-wide settings, one file system on one node): a rank
-     * that picked otherwise would be named by the segment's header check.
+     * the segments' file system (a container's 64 MiB {@code /dev/shm} still fits; the smallest size
+     * any rank read, exchanged in the engine's first allgather), and no larger than the shared
+     * buffer; elsewhere {@link Config#DEFAULT_SLOT_BYTES}. Every input is the same on every rank
+     * (the topology, the job-wide settings, that agreed size), so every rank picks the same slot.
      *
      * <p>Why: each chunk of a long call costs its members a synchronisation (an arrival, a tile
      * flag, a release); fewer, larger chunks pay it less often. OSU ports {@code --compare mpi}, 64 KiB-16 MiB,
@@ -260,23 +260,28 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         this.myPid = ProcessHandle.current().pid();
         // One allgather carries the topology, the real host and the job-wide settings.
         String settings = String.join("\u0001", cfg.jobWideSettings());
-        RankInfo mine = new RankInfo(host + "\u0000" + realHost + "\u0000" + settings, cpu.socket, cpu.numaNode,
+        // ... and, for sharp4j.slot.bytes=auto, the size of the file system the segments live on (the pick takes
+        // the smallest any rank saw, so that every rank picks the same slot: autoSlotBytes)
+        long fsTotal = cfg.slotAuto() ? shmTotalBytes(cfg.shmDir()) : 0;
+        RankInfo mine = new RankInfo(host + "\u0000" + realHost + "\u0000" + fsTotal + "\u0000" + settings, cpu.socket, cpu.numaNode,
                 cpu.socketsOnHost, myPid);
         byte[][] all = boot.allgather(mine.encode());
         RankInfo[] infos = new RankInfo[size];
         String[] realHosts = new String[size];
         String[] settingsOf = new String[size];
+        long fsTotalMin = Long.MAX_VALUE;
         for (int r = 0; r < size; r++) {
             RankInfo ri = RankInfo.decode(all[r]);
-            String[] hh = ri.hostname.split("\u0000", 3);
+            String[] hh = ri.hostname.split("\u0000", 4);
             realHosts[r] = hh[1];
-            settingsOf[r] = hh[2];
+            fsTotalMin = Math.min(fsTotalMin, Long.parseLong(hh[2]));
+            settingsOf[r] = hh[3];
             infos[r] = new RankInfo(hh[0], ri.socket, ri.numaNode, ri.socketsOnHost, ri.pid);
         }
         checkSameSettings(settingsOf); // before any shared state: every rank throws the same error
         this.topo = Topology.compute(infos, cfg.simulatedNodes(), cfg.simulatedSockets(), cfg.groupByNuma());
         // sharp4j.slot.bytes=auto: the slot for this shape, from job-wide inputs only (every rank picks the same)
-        cfg = cfg.withResolvedSlot(autoSlotBytes(topo.nodeCount(), topo.socketCount(0), size, cfg.sharedBytes(), shmTotalBytes(cfg.shmDir())));
+        cfg = cfg.withResolvedSlot(autoSlotBytes(topo.nodeCount(), topo.socketCount(0), size, cfg.sharedBytes(), fsTotalMin));
         this.cfg = cfg;
         this.table = cfg.tuningTable().compile(topo.nodeCount(), topo.maxRanksPerNode());
         this.tuning = table.summary();
