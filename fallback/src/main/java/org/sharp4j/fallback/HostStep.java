@@ -60,7 +60,12 @@ import org.sharp4j.tuning.CompiledTable;
  * above: its spine compares the descriptor of the <em>call</em> (count, type, op, root of the
  * whole call), and every leader ends it with the same status. Only if that status is ok does any
  * leader reach a later part (otherwise every rank throws), so a later part ({@code more = true})
- * runs its data rounds only, with no spine: a long call pays one spine, not one per slot. The
+ * runs its data rounds only, with no spine: a long call pays one spine, not one per slot. A
+ * reduce's later parts take the tree (or SRA's reduce) at every size: only its first part, which
+ * carries the check, runs as the merged allreduce (and the engine makes that part a single line
+ * for a reduce of more than one chunk); so the elements of that part fold in recursive k-ing's
+ * bracket and the others in the tree's (the same at 2 nodes, and for a root at node 0 when n is a
+ * power of the radix). The
  * parts' sizes follow from the call's count, which the first spine compared, so the leaders run
  * the same data rounds. Failures in a later part are caught as in any call (the waiter's probe,
  * the transport's peer failure, aborts).
@@ -330,9 +335,19 @@ public final class HostStep implements RecoverableStep {
             rounds(c, a, k, buf, off, count, t, op, rootNode);
         }
 
-        /** The data rounds alone: after a spine that ended ok, or for a later part of a call whose first part did. */
+        /**
+         * A later part of a call whose first part ended ok: its data rounds alone. An allreduce part
+         * of one fragment runs the merged rounds (as the whole call of its size would); a reduce part
+         * runs {@link #dataRounds}, the tree (or SRA's reduce), whatever its size: it needs no
+         * argument check, so it need not send every node's vector to every node as the merged
+         * allreduce does (twice the traffic, and a fold on every node).
+         */
         void data(Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode, long callBytes) {
-            rounds(c, algorithm(c, callBytes), radix(c, callBytes), buf, off, count, t, op, rootNode);
+            if (c == Collective.REDUCE) {
+                dataRounds(x, c, algorithm(c, callBytes), radix(c, callBytes), buf, off, count, t, op, rootNode);
+            } else {
+                rounds(c, algorithm(c, callBytes), radix(c, callBytes), buf, off, count, t, op, rootNode);
+            }
         }
 
         /** Whether the data rounds are the spine's rounds with the data merged in (the spine's radix, one fragment). */
@@ -356,9 +371,10 @@ public final class HostStep implements RecoverableStep {
         }
 
         /**
-         * The rounds of a part on data rounds only, into {@code s}: what {@link #rounds} runs, with
-         * the merged forms replaced by their data forms (the same groups and bracket), so a posted
-         * part folds exactly as the blocking part would.
+         * The rounds of a part on data rounds only, into {@code s}: for an allreduce what
+         * {@link #rounds} runs, with the merged forms replaced by their data forms (the same groups
+         * and bracket); for a reduce the tree (or SRA's reduce) at every size. So a posted part folds
+         * exactly as the blocking later part ({@link #data}) would.
          */
         void dataRounds(RoundSink s, Collective c, Algorithm a, int k, ByteBuffer buf, int off, int count, DataType t, Op op,
                 int rootNode) {
@@ -367,10 +383,10 @@ public final class HostStep implements RecoverableStep {
                 sraReduce.run(s, p, rootNode, buf, off, count, t, op); // the allreduce's bits at the root
             } else if (a == Algorithm.SRA) {
                 sra.run(s, p, buf, off, count, t, op);
-            } else if (c == Collective.REDUCE && !merged(k, (long) count * t.size)) {
+            } else if (c == Collective.REDUCE) {
                 tree.run(s, n, k, me, rootNode, buf, off, count, t, op);
             } else {
-                knomial.run(s, p, buf, off, count, t, op); // a merged reduce runs as the allreduce (class comment)
+                knomial.run(s, p, buf, off, count, t, op);
             }
         }
     }

@@ -122,6 +122,64 @@ class HostStepTest {
         }
     }
 
+    /**
+     * A reduce's later parts (blocking or posted) go up the tree at every size: for a part of one
+     * fragment the root's node sends nothing and every other node its part once, where the merged
+     * allreduce the first part runs sends every node's vector to every other node. The root's sums
+     * are right for the whole call.
+     */
+    @Test
+    void aReducesLaterPartsGoUpTheTreeEvenWhenTheyFitAFragment() {
+        final int n = 4;
+        final int frag = 1024;
+        final int root = 2;
+        final int count = 100; // 800 bytes: every part fits a fragment
+        CompiledTable table = Team.table("allreduce,reduce:0-inf:knomial:radix=4", n);
+        MemTransport.Mesh mesh = MemTransport.Mesh.of(n);
+        long[][] sent = new long[n][];
+        Team.runOk(n, 60_000, node -> {
+            MemTransport t = mesh.end(node);
+            long[] s = new long[6];
+            try (HostStep step = new HostStep(t, table, Team.waiter(LONG_TIMEOUT, null, node), "t", frag, 2)) {
+                ByteBuffer b = buf(3 * count * 8);
+                Inputs.fill(b, 0, DataType.DOUBLE, Op.SUM, 11, node, 3 * count);
+                long desc = Desc.make(Collective.REDUCE, DataType.DOUBLE, Op.SUM, root, 3 * count);
+                CallStatus st = new CallStatus();
+                long m0 = t.sends;
+                long b0 = t.bytesSent;
+                step.reduce(b, 0, count, DataType.DOUBLE, Op.SUM, root, desc, st, false); // the first part: merged
+                s[0] = t.sends - m0;
+                s[1] = t.bytesSent - b0;
+                m0 = t.sends;
+                b0 = t.bytesSent;
+                step.reduce(b, count * 8, count, DataType.DOUBLE, Op.SUM, root, desc, st, true); // a later part, blocking
+                s[2] = t.sends - m0;
+                s[3] = t.bytesSent - b0;
+                m0 = t.sends;
+                b0 = t.bytesSent;
+                step.await(step.post(Collective.REDUCE, b, 2 * count * 8, count, DataType.DOUBLE, Op.SUM, root, desc, st));
+                s[4] = t.sends - m0;
+                s[5] = t.bytesSent - b0;
+                assertTrue(st.ok());
+                if (node == root) {
+                    assertNull(Inputs.check(b, 0, DataType.DOUBLE, Op.SUM, 11, n, 3 * count));
+                }
+            }
+            sent[node] = s;
+        });
+        final int h = 48;
+        for (int node = 0; node < n; node++) {
+            long[] s = sent[node];
+            assertEquals(3, s[0], "the first part: merged recursive 4-ing, one round to 3 peers");
+            assertEquals(3 * (h + 800), s[1]);
+            for (int i = 2; i <= 4; i += 2) {
+                String what = (i == 2 ? "the blocking" : "the posted") + " later part, node " + node;
+                assertEquals(node == root ? 0 : 1, s[i], what);
+                assertEquals(node == root ? 0 : 800, s[i + 1], what);
+            }
+        }
+    }
+
     /** Node {@code odd} calls something else than the others; every node must end with the same mismatch. */
     interface Call {
         void run(HostStep s, int node, CallStatus st);
