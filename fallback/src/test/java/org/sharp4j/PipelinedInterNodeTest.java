@@ -95,6 +95,33 @@ class PipelinedInterNodeTest {
     }
 
     /**
+     * A long Reduce checks the call with its first line and sends the rest up the tree: the root
+     * node's leader sends one message for the whole call (its line, on the spine), where parts run
+     * as allreduces would send every part to the other node too; the other leader sends every part
+     * once. One rank per node (parts of 4 slots after the line) and two (a part per slot, the first
+     * slot's line then its rest).
+     */
+    @ParameterizedTest(name = "2 nodes x {0} ranks")
+    @ValueSource(ints = {1, 2})
+    void aLongReduceSendsItsDataOneWay(int rpn) {
+        Config c = cfg(2, 4, null);
+        ThreadRanks.run(2 * rpn, c, comm -> {
+            int count = 9 * c.slotBytes() / DataType.FLOAT.size + 3;
+            CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.FLOAT, Op.SUM, count, 0, 41, Api.values()[0]);
+            long m0 = comm.engine().interMessagesSent();
+            CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.FLOAT, Op.SUM, count, 0, 42, Api.values()[1]);
+            long sent = comm.engine().interMessagesSent() - m0;
+            if (m0 >= 0 && comm.rank() < rpn) {
+                assertEquals(1, sent, "the root node's leader: its line on the spine, nothing else");
+            } else if (m0 >= 0) {
+                // one rank: the line, then 3 parts of up to 4 slots; two: the line, the rest of slot 0, 9 slots
+                assertEquals(rpn == 1 ? 4 : 11, sent, "the other leader sends the line and every part once");
+            }
+            comm.barrier();
+        });
+    }
+
+    /**
      * Several sockets per node: the hierarchical tiled path hands phase 3 one chunk at a time, only
      * the first with the spine; units are off for the whole job (every node must cut the same parts).
      */

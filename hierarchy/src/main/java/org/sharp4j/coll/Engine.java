@@ -111,6 +111,14 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * tiled path; see {@link TiledAlgorithm}).
      */
     int interUnit = 1;
+    /**
+     * Whether a long Reduce's first phase-3 part is cut down to its head ({@link #interFirst}): on
+     * the host path, not with an offload (SHARP reduces in the network either way). The same on
+     * every rank of the job.
+     */
+    private boolean interHeadSplit;
+    /** Bytes of a long Reduce's first phase-3 part on the host path ({@link #interFirst}): a line. */
+    static final int REDUCE_HEAD_BYTES = 64;
     private final long[] pids;
     private final boolean[] onMyHost;
     private final int[] localRanks;
@@ -403,6 +411,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 allFlat &= topo.socketCount(nd) == 1;
             }
             this.interUnit = topo.nodeCount() > 1 && allFlat && !phase3.offloaded ? cfg.interPipeline() : 1;
+            this.interHeadSplit = topo.nodeCount() > 1 && !phase3.offloaded;
             if (cfg.warmupRounds() > 0) {
                 waiter.heating(true); // yield to this JVM's compiler threads rather than spin against them
                 try {
@@ -721,6 +730,14 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
 
     public Waiter waiter() {
         return waiter;
+    }
+
+    /**
+     * Messages this rank has sent between nodes as its node's leader (diagnostics and tests), or -1
+     * where it is not a leader or its step does not count them.
+     */
+    public long interMessagesSent() {
+        return inter instanceof org.sharp4j.spi.RecoverableStep ? ((org.sharp4j.spi.RecoverableStep) inter).messagesSent() : -1;
     }
 
     /** Chunks of a long call in flight between nodes ({@code sharp4j.internode.pipeline}, or 1 where the flat tiled path does not apply). */
@@ -1056,6 +1073,41 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
 
     void interNode(Collective kind, java.nio.ByteBuffer b, int off, int count, DataType t, Op op, int root, long desc) {
         interNode(kind, b, off, count, t, op, root, desc, false);
+    }
+
+    /**
+     * Elements of a long call's first phase-3 part, the one whose spine checks the call: the chunk,
+     * except for a Reduce of more than one chunk on the host path, whose first part is its first
+     * {@link #REDUCE_HEAD_BYTES} (at least one element). That part rides on the spine as a merged
+     * allreduce (every node's part to every node: cheap for a line, where a whole chunk would go
+     * both ways and be folded on every node); the rest of the call goes up the tree to the root's
+     * node only, and a non-root node is done once it has sent it. Depends only on the call's
+     * arguments and job-wide settings, so leaders that agree on the call cut the same parts (and
+     * leaders that do not are told so by that first part's spine).
+     */
+    int interFirst(Collective kind, int count, int chunkElems, DataType t) {
+        if (kind != Collective.REDUCE || count <= chunkElems || !interHeadSplit) {
+            return chunkElems;
+        }
+        return Math.max(1, Math.min(chunkElems, REDUCE_HEAD_BYTES / t.size));
+    }
+
+    /**
+     * Phase 3 of a long call's first chunk of {@code n} elements (the blocking part that checks the
+     * call): the part {@link #interFirst} gives, then, if that ended ok on every node, the rest of
+     * the chunk as a later part (data rounds only), blocking.
+     */
+    void interNodeFirst(Collective kind, java.nio.ByteBuffer b, int off, int n, DataType t, Op op, int root, long desc,
+            int count, int chunkElems) {
+        final int head = interFirst(kind, count, chunkElems, t);
+        if (head >= n) {
+            interNode(kind, b, off, n, t, op, root, desc, false);
+            return;
+        }
+        interNode(kind, b, off, head, t, op, root, desc, false);
+        if (st.ok()) { // the same verdict on every node: all of them run the rest, or none
+            interNode(kind, b, off + head * t.size, n - head, t, op, root, desc, true);
+        }
     }
 
     /**

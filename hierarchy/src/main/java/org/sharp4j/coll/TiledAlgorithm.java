@@ -43,7 +43,10 @@ import org.sharp4j.tuning.Collective;
  * The node leader hands phase 3 the call's first chunk alone and blocking: its inter-node argument
  * check (the host path's spine) covers the whole call's descriptor, and every node leader ends it
  * with the same status (not ok: every rank throws after it). That is the call's only argument
- * check. Every later chunk c is <em>posted</em> as a later part of the call ({@code
+ * check. (On the host path a Reduce of several chunks checks with its first line only, and the
+ * rest of that chunk follows at once as a later part, blocking: {@code Engine.interFirst}. A long
+ * Reduce's data then goes up the tree to the root's node, never both ways.) Every later chunk c is
+ * <em>posted</em> as a later part of the call ({@code
  * InterNodeStep.post}, in place on the chunk's result set, no argument check), and the leader goes
  * straight on with chunk c+1 while the part travels between nodes; its waits for the members'
  * tiles drive the parts in flight ({@code progress}). After posting chunk c the leader awaits the
@@ -71,10 +74,10 @@ import org.sharp4j.tuning.Collective;
  *
  * <h2>One rank per node</h2>
  * With one rank per node (every node, so the same on every rank) nothing is reduced inside a node:
- * {@link #solo} runs phase 3 on the user's memory directly: the first chunk alone and blocking
- * with the argument check (a chunk fits one fragment, so where the call's radix is the spine's its
- * data rides on the spine's messages: no separate barrier), then parts of {@link #SOLO_CHUNKS}
- * chunks, posted as above. Not with an offload
+ * {@link #solo} runs phase 3 on the user's memory directly: the first chunk (a long Reduce's first
+ * line: {@code Engine.interFirst}) alone and blocking with the argument check (it fits one
+ * fragment, so where the call's radix is the spine's its data rides on the spine's messages: no
+ * separate barrier), then parts of {@link #SOLO_CHUNKS} chunks, posted as above. Not with an offload
  * (SHARP takes at most a slot per phase-3 call and registers the memory it is given: it keeps the
  * segment's few windows) nor with {@code sharp4j.internode.pipeline=1}: both keep the path above. Where the rank gets
  * the result in a direct or shared buffer and its input is not an array, in place in the output
@@ -165,7 +168,7 @@ final class TiledAlgorithm {
                         awaitTiled(set, m, s, desc, progressing);
                     }
                     if (chunk == 0) { // phase 3 of the first chunk checks the call, even after a mismatch: the others wait in it
-                        e.interNode(kind, sock.buf, res, n, t, op, root, desc, false);
+                        e.interNodeFirst(kind, sock.buf, res, n, t, op, root, desc, count, chunkElems);
                         sock.publish(set, ShmLevel.RELEASED, s, desc, st);
                     } else {
                         if (cap > 0 && chunk - cap >= 1) { // the step keeps fewer parts in flight than the lag
@@ -237,7 +240,7 @@ final class TiledAlgorithm {
     /**
      * Several nodes of one rank each (the same on every rank: the topology's largest node has one
      * rank): no rank to reduce with inside the node, so phase 3 runs on the user's memory itself: the
-     * first chunk alone and blocking (its spine checks the call), then parts of {@link #SOLO_CHUNKS}
+     * first chunk (a long Reduce's first line) alone and blocking (its spine checks the call), then parts of {@link #SOLO_CHUNKS}
      * chunks posted, each released {@code lag} parts after its post as on the shared-memory path
      * (the same parts on every node, whatever each rank's buffers). Where this rank gets the result
      * in a direct buffer or its shared buffer and its input is not an array, phase 3 works in place
@@ -272,12 +275,13 @@ final class TiledAlgorithm {
         final boolean sameMemory = inDst && from == wb && fromBase == base;
         final int chunkElems = chunkBytes / size;
         final int lag = count > chunkElems ? e.interLag() : 0;
+        // the first part: a chunk, or a long Reduce's head (Engine.interFirst); its data rides on the spine's messages
+        final int firstElems = e.interFirst(kind, count, chunkElems, t);
         final int cap = e.interCap();
         final CallStatus st = e.st;
         int part = 0;
-        for (int first = 0; first < count; first = soloFirst(++part, chunkElems, partElems)) {
-            // the first part is a chunk (it fits a fragment: its data rides on the spine's messages), then parts
-            final int n = Math.min(part == 0 ? chunkElems : partElems, count - first);
+        for (int first = 0; first < count; first = soloFirst(++part, firstElems, partElems)) {
+            final int n = Math.min(part == 0 ? firstElems : partElems, count - first);
             e.nextSeq(); // one per part: the diagnostics' progress
             final int at = inDst ? base + first * size : (part & (ShmLevel.SETS - 1)) * partBytes;
             if (!inDst) {
@@ -301,24 +305,24 @@ final class TiledAlgorithm {
             }
             parts[part & (ShmLevel.SETS - 1)] = e.interPost(kind, wb, at, n, t, op, root, desc);
             if (part - lag >= 1) {
-                soloRetire(part - lag, chunkElems, partElems, count, t, gets && !inDst);
+                soloRetire(part - lag, firstElems, partElems, count, t, gets && !inDst);
             }
         }
         for (int c = Math.max(1, part - lag); c < part; c++) {
-            soloRetire(c, chunkElems, partElems, count, t, gets && !inDst);
+            soloRetire(c, firstElems, partElems, count, t, gets && !inDst);
         }
     }
 
-    /** First element of part {@code c} of {@link #solo}: a chunk, then parts of {@code partElems}. */
-    private static int soloFirst(int c, int chunkElems, int partElems) {
-        return c == 0 ? 0 : chunkElems + (c - 1) * partElems;
+    /** First element of part {@code c} of {@link #solo}: the first part ({@code firstElems}), then parts of {@code partElems}. */
+    private static int soloFirst(int c, int firstElems, int partElems) {
+        return c == 0 ? 0 : firstElems + (c - 1) * partElems;
     }
 
     /** The end of part {@code c} of {@link #solo}: waits for it and copies it out of the ring if it went through it. */
-    private void soloRetire(int c, int chunkElems, int partElems, int count, DataType t, boolean out) {
+    private void soloRetire(int c, int firstElems, int partElems, int count, DataType t, boolean out) {
         e.interAwait(parts[c & (ShmLevel.SETS - 1)]);
         if (out) {
-            int f = soloFirst(c, chunkElems, partElems);
+            int f = soloFirst(c, firstElems, partElems);
             e.dst.copyOut(soloRing, (c & (ShmLevel.SETS - 1)) * partElems * t.size, t, f, Math.min(partElems, count - f));
         }
     }
@@ -482,7 +486,11 @@ final class TiledAlgorithm {
                     top.awaitTiled(set, m, s, desc, e.waiter, st);
                 }
                 if (e.inter != null) { // even after a mismatch: the other node leaders are waiting in it
-                    e.interNode(kind, resLvl.buf, resOff, n, t, op, root, desc, more);            // phase 3
+                    if (more) {                                                                      // phase 3
+                        e.interNode(kind, resLvl.buf, resOff, n, t, op, root, desc, true);
+                    } else {
+                        e.interNodeFirst(kind, resLvl.buf, resOff, n, t, op, root, desc, count, chunkElems);
+                    }
                 }
                 top.publish(set, ShmLevel.RELEASED, s, desc, st);
                 if (top == node && q > 1) {
