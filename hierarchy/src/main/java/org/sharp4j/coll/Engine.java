@@ -271,19 +271,23 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         // ... and, for sharp4j.slot.bytes=auto, the size of the file system the segments live on (the pick takes
         // the smallest any rank saw, so that every rank picks the same slot: autoSlotBytes)
         long fsTotal = cfg.slotAuto() ? shmTotalBytes(cfg.shmDir()) : 0;
-        RankInfo mine = new RankInfo(host + "\u0000" + realHost + "\u0000" + fsTotal + "\u0000" + settings, cpu.socket, cpu.numaNode,
-                cpu.socketsOnHost, myPid);
+        // ... and the kernel this rank runs on, to count the ranks that share its CPUs (see oversubscribed below)
+        String kernel = kernelId(realHost);
+        RankInfo mine = new RankInfo(host + "\u0000" + realHost + "\u0000" + kernel + "\u0000" + fsTotal + "\u0000" + settings,
+                cpu.socket, cpu.numaNode, cpu.socketsOnHost, myPid);
         byte[][] all = boot.allgather(mine.encode());
         RankInfo[] infos = new RankInfo[size];
         String[] realHosts = new String[size];
+        String[] kernels = new String[size];
         String[] settingsOf = new String[size];
         long fsTotalMin = Long.MAX_VALUE;
         for (int r = 0; r < size; r++) {
             RankInfo ri = RankInfo.decode(all[r]);
-            String[] hh = ri.hostname.split("\u0000", 4);
+            String[] hh = ri.hostname.split("\u0000", 5);
             realHosts[r] = hh[1];
-            fsTotalMin = Math.min(fsTotalMin, Long.parseLong(hh[2]));
-            settingsOf[r] = hh[3];
+            kernels[r] = hh[2];
+            fsTotalMin = Math.min(fsTotalMin, Long.parseLong(hh[3]));
+            settingsOf[r] = hh[4];
             infos[r] = new RankInfo(hh[0], ri.socket, ri.numaNode, ri.socketsOnHost, ri.pid);
         }
         checkSameSettings(settingsOf); // before any shared state: every rank throws the same error
@@ -312,14 +316,17 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         this.nodeLeader = localIndex == 0;
         this.pids = new long[size];
         this.onMyHost = new boolean[size];
-        int onHost = 0;
+        int onKernel = 0;
         for (int r = 0; r < size; r++) {
             pids[r] = infos[r].pid;
             onMyHost[r] = realHosts[r].equals(realHost);
-            onHost += onMyHost[r] ? 1 : 0;
+            onKernel += kernels[r].equals(kernel) ? 1 : 0;
         }
-        // Ranks outnumber the host's CPUs: do not spin, they share cores (bound or not): yield at once.
-        boolean oversubscribed = onHost > org.sharp4j.topology.CpuTopology.onlineCpus();
+        // Ranks outnumber the CPUs they share: do not spin, they share cores (bound or not): yield at
+        // once. Counted by kernel, not by host name: containers or network namespaces with host names
+        // of their own on one machine (several "hosts" of a test rig, pods of one node) share its
+        // CPUs, which is what onlineCpus counts (the kernel's, not a container's quota).
+        boolean oversubscribed = onKernel > org.sharp4j.topology.CpuTopology.onlineCpus();
         this.waiter = new Waiter(WaitPolicy.parse(cfg.waitSpec(), WaitPolicy.defaults(oversubscribed, cfg.timeoutNanos())), this);
         this.chunkBytes = cfg.slotBytes();
         this.exchange = new ExchangeAlgorithm(this, chunkBytes, Math.max(topo.maxRanksPerNode(), 2));
@@ -662,6 +669,22 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             throw new Sharp4jException("ranks were started with different sharp4j settings, which must be the same on every"
                     + " rank: rank " + r + " has " + String.join(", ", diff));
         }
+    }
+
+    /**
+     * The identity of the running kernel (its boot id, which containers and namespaces on one
+     * machine share and no two machines have), or the host name where there is none (not Linux).
+     */
+    static String kernelId(String realHost) {
+        try {
+            String id = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/random/boot_id")).trim();
+            if (!id.isEmpty()) {
+                return "boot:" + id;
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            // not Linux: the host name stands for the machine
+        }
+        return "host:" + realHost;
     }
 
     private static String realHostname() {

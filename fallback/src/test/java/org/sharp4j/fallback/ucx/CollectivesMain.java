@@ -8,7 +8,7 @@ import org.sharp4j.Sharp4j;
  * A rank of the process and network-namespace tests: {@code CollectivesMain [MAX_BYTES]} runs
  * {@link CollectiveChecks#everything} (every type and op, Allreduce and Reduce to every root,
  * Barriers), large Allreduces up to MAX_BYTES (default 2 MiB) and the bit-identity check. Prints
- * {@code rank R: N collectives OK on HOST (node X of K, phase 3: NAME)}; a wrong result or an
+ * {@code rank R: N collectives OK on HOST (node X of K, phase 3: NAME, spin S us)}; a wrong result or an
  * error ends it with exit code 3 / 1 and the message.
  */
 public final class CollectivesMain {
@@ -33,7 +33,7 @@ public final class CollectivesMain {
             comm.barrier();
             System.out.println("rank " + rank + ": " + (c.calls + 1) + " collectives OK on " + InetAddress.getLocalHost().getHostName()
                     + " (node " + comm.topology().nodeOf(rank) + " of " + comm.topology().nodeCount() + ", phase 3: "
-                    + comm.interNode() + ")");
+                    + comm.interNode() + ", spin " + comm.engine().waiter().policy().spinNanos / 1000 + " us)");
         } catch (AssertionError e) {
             System.out.println("rank " + rank + ": WRONG RESULT: " + e.getMessage());
             System.out.flush();
