@@ -35,15 +35,16 @@ class TuningTableTest {
         assertEquals(2, t.treeRadix(AR, 1000));
         assertEquals(16384, t.summary().tiledThresholdBytes());
         assertEquals(2, t.summary().treeRadix());
-        // inter-node: k-nomial radix 2 below 64k (128k at 3 nodes), SRA radix 4 from there, k-nomial at every
+        // inter-node: k-nomial radix 2 below 64k (512k at 3 nodes), SRA radix 4 from there, k-nomial at every
         // size between 2 nodes; SHARP only from 4 nodes
         assertEquals(Algorithm.KNOMIAL, t.interAlgorithm(AR, 65535));
         assertEquals(2, t.interRadix(AR, 65535));
         assertEquals(Algorithm.SRA, t.interAlgorithm(AR, 65536));
         assertEquals(4, t.interRadix(AR, 65536));
         CompiledTable three = TuningTable.builtIn().compile(3, 4);
-        assertEquals(Algorithm.KNOMIAL, three.interAlgorithm(AR, 131071));
-        assertEquals(Algorithm.SRA, three.interAlgorithm(AR, 131072));
+        assertEquals(Algorithm.KNOMIAL, three.interAlgorithm(AR, 524287));
+        assertEquals(2, three.interRadix(AR, 524287));
+        assertEquals(Algorithm.SRA, three.interAlgorithm(AR, 524288));
         assertEquals(Algorithm.KNOMIAL, TuningTable.builtIn().compile(2, 4).interAlgorithm(AR, 1L << 30));
         assertEquals(0, t.sharpMaxBytes(AR));
         CompiledTable big = TuningTable.builtIn().compile(4, 4);
