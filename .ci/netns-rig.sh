@@ -16,8 +16,13 @@
 # ${RIG_ID}br, veths ${RIG_ID}v0..; at most 10 characters), RIG_NET the /24 prefix (default
 # 10.231.77: hosts .1, .2, ..., the bridge .254), RIG_HOSTS the host count for exec (run and up
 # export it), RIG_QUICKACK=1 gives each host's route to the others the quickack attribute (no
-# delayed ACKs: see "UCX over TCP" in the README). Host i is named host$i and resolves through
-# /etc/netns/$RIG_ID-h$i/hosts.
+# delayed ACKs: see "UCX over TCP" in the README), RIG_CC=NAME sets each host's TCP congestion
+# control (a new namespace inherits the machine's default, which differs between machines: Debian's
+# is cubic, some VM images set bbr, and the two give Open MPI's and UCX's TCP very different large
+# message bandwidth; see "UCX over TCP"). NAME must be in the machine's
+# net.ipv4.tcp_available_congestion_control; the script adds it to tcp_allowed_congestion_control
+# (which a namespace may choose from) if it is not there. Host i is named host$i and resolves
+# through /etc/netns/$RIG_ID-h$i/hosts.
 #
 # Example, 3 hosts x 2 ranks, UCX over TCP between them (the rendezvous on the bridge):
 #   .ci/netns-rig.sh run 3 -- java -Dsharp4j.ucx.tls=tcp -cp "$CP" org.sharp4j.launch.LocalLauncher \
@@ -57,6 +62,14 @@ up() {
   command -v ip >/dev/null || die "the ip command is missing (apt-get install iproute2)"
   command -v unshare >/dev/null || die "the unshare command is missing (util-linux)"
   down
+  local cc=${RIG_CC:-}
+  if [ -n "$cc" ]; then
+    grep -qw -- "$cc" /proc/sys/net/ipv4/tcp_available_congestion_control ||
+      die "RIG_CC=$cc is not an available congestion control here ($(cat /proc/sys/net/ipv4/tcp_available_congestion_control))"
+    if ! grep -qw -- "$cc" /proc/sys/net/ipv4/tcp_allowed_congestion_control; then
+      sysctl -qw net.ipv4.tcp_allowed_congestion_control="$(cat /proc/sys/net/ipv4/tcp_allowed_congestion_control) $cc"
+    fi
+  fi
   ip link add "$br" type bridge
   ip addr add "$RIG_NET.254/24" dev "$br"
   ip link set "$br" up
@@ -70,6 +83,9 @@ up() {
     ip -n "$ns" addr add "$RIG_NET.$((i + 1))/24" dev eth0
     ip -n "$ns" link set eth0 up
     ip -n "$ns" link set lo up
+    if [ -n "$cc" ]; then
+      ip netns exec "$ns" sysctl -qw net.ipv4.tcp_congestion_control="$cc"
+    fi
     if [ "${RIG_QUICKACK:-0}" = 1 ]; then
       ip -n "$ns" route change "$RIG_NET.0/24" dev eth0 proto kernel scope link src "$RIG_NET.$((i + 1))" quickack 1
     fi
