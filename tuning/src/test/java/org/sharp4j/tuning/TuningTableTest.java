@@ -44,7 +44,9 @@ class TuningTableTest {
         CompiledTable three = TuningTable.builtIn().compile(3, 4);
         assertEquals(Algorithm.KNOMIAL, three.interAlgorithm(AR, 524287));
         assertEquals(2, three.interRadix(AR, 524287));
-        assertEquals(Algorithm.SRA, three.interAlgorithm(AR, 524288));
+        assertEquals(Algorithm.KNOMIAL, three.interAlgorithm(AR, 524288), "several ranks per node: a slot per part");
+        assertEquals(Algorithm.SRA, TuningTable.builtIn().compile(3, 1).interAlgorithm(AR, 524288));
+        assertEquals(Algorithm.KNOMIAL, three.interAlgorithm(AR, 1L << 30));
         assertEquals(Algorithm.KNOMIAL, TuningTable.builtIn().compile(2, 4).interAlgorithm(AR, 1L << 30));
         assertEquals(0, t.sharpMaxBytes(AR));
         CompiledTable big = TuningTable.builtIn().compile(4, 4);
