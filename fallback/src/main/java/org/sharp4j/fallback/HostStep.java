@@ -14,6 +14,7 @@ import org.sharp4j.fallback.algo.KnomialPattern;
 import org.sharp4j.fallback.algo.KnomialReduce;
 import org.sharp4j.fallback.algo.PostedRounds;
 import org.sharp4j.fallback.algo.RoundSink;
+import org.sharp4j.fallback.algo.Schedule;
 import org.sharp4j.fallback.algo.SraAllreduce;
 import org.sharp4j.fallback.algo.SraReduce;
 import org.sharp4j.fallback.transport.Transport;
@@ -406,7 +407,21 @@ public final class HostStep implements RecoverableStep {
     @Override
     public int post(Collective c, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode, long desc,
             CallStatus status) {
+        return post(c, buf, off, buf, off, count, t, op, rootNode, desc, status);
+    }
+
+    /**
+     * A posted part whose own data is read from {@code src} ({@link Schedule#source}: in its first
+     * round that reads it, its sends and its fold's own operand; the result goes to {@code buf}):
+     * the same messages and the same bits as the part copied into {@code buf} first.
+     */
+    @Override
+    public int post(Collective c, ByteBuffer src, int srcOff, ByteBuffer buf, int off, int count, DataType t, Op op, int rootNode,
+            long desc, CallStatus status) {
         if (parts.length == 0) {
+            if (src != buf || srcOff != off) {
+                buf.put(off, src, srcOff, count * t.size); // the blocking rounds read the buffer
+            }
             run(c, buf, off, count, t, op, rootNode, desc, status, true);
             return (int) posted;
         }
@@ -416,7 +431,9 @@ public final class HostStep implements RecoverableStep {
         }
         final long callBytes = callBytes(desc, count, t);
         PostedRounds pr = parts[(int) (posted % parts.length)];
-        main.dataRounds(pr.schedule(), c, algorithm(c, callBytes), radix(c, callBytes), buf, off, count, t, op, rootNode);
+        Schedule sch = pr.schedule();
+        sch.source(src != buf || srcOff != off ? src : null, srcOff);
+        main.dataRounds(sch, c, algorithm(c, callBytes), radix(c, callBytes), buf, off, count, t, op, rootNode);
         pr.start(++seq);
         final int h = (int) posted++;
         caller = Thread.currentThread();

@@ -180,6 +180,70 @@ class HostStepTest {
         }
     }
 
+    /**
+     * A posted part whose own data is read from a source ({@code post}'s source form, the
+     * one-rank-per-node path's input read in place) gives exactly the bits of the same part copied
+     * into the buffer first, and never writes the source: the output starts as NaN garbage, so a
+     * round that read the buffer before it was written, or a later round that read the source
+     * instead of the folded data, shows. Recursive doubling with extra nodes (3, 5 nodes), radix 3,
+     * SRA (several reduce-scatter rounds at 4 nodes) and the tree with inner nodes (5 nodes, radix
+     * 2), Allreduce and Reduce; fragments of 64 doubles so that every round has several.
+     */
+    @Test
+    void aPartWithASourceGivesTheCopiedPartsBitsAndLeavesTheSourceAlone() {
+        final int frag = 512;
+        final int count = 301;
+        String[] rules = {"allreduce,reduce:0-inf:knomial:radix=2", "allreduce,reduce:0-inf:knomial:radix=3",
+            "allreduce,reduce:0-inf:sra:radix=2"};
+        for (int n : new int[] {2, 3, 4, 5}) {
+            for (String rule : rules) {
+                for (Collective c : new Collective[] {Collective.ALLREDUCE, Collective.REDUCE}) {
+                    final int root = c == Collective.REDUCE ? n - 1 : 0;
+                    CompiledTable table = Team.table(rule, n);
+                    MemTransport.Mesh mesh = MemTransport.Mesh.of(n);
+                    String what = n + " nodes, " + rule + ", " + c;
+                    Team.runOk(n, 60_000, node -> {
+                        try (HostStep step = new HostStep(mesh.end(node), table, Team.waiter(LONG_TIMEOUT, null, node), "t", frag, 2)) {
+                            long desc = c == Collective.REDUCE ? red(DataType.DOUBLE, Op.SUM, 3 * count, root)
+                                    : ar(DataType.DOUBLE, Op.SUM, 3 * count);
+                            CallStatus st = new CallStatus();
+                            ByteBuffer first = buf(count * 8);
+                            Inputs.fill(first, 0, DataType.DOUBLE, Op.SUM, 5, node, count);
+                            if (c == Collective.REDUCE) {
+                                step.reduce(first, 0, count, DataType.DOUBLE, Op.SUM, root, desc, st, false);
+                            } else {
+                                step.allreduce(first, 0, count, DataType.DOUBLE, Op.SUM, desc, st, false);
+                            }
+                            assertTrue(st.ok(), what);
+                            ByteBuffer src = buf((count + 3) * 8);
+                            Inputs.fill(src, 3 * 8, DataType.DOUBLE, Op.SUM, 6 + n, node, count);
+                            ByteBuffer before = buf((count + 3) * 8);
+                            before.put(0, src, 0, src.capacity());
+                            ByteBuffer copied = buf(count * 8);
+                            copied.put(0, src, 3 * 8, count * 8);
+                            ByteBuffer out = buf((count + 5) * 8);
+                            for (int i = 0; i < count + 5; i++) {
+                                out.putLong(i * 8, 0x7ff8deadbeef0000L + i); // NaNs: garbage that a sum would carry
+                            }
+                            int h1 = step.post(c, copied, 0, count, DataType.DOUBLE, Op.SUM, root, desc, st);
+                            int h2 = step.post(c, src, 3 * 8, out, 5 * 8, count, DataType.DOUBLE, Op.SUM, root, desc, st);
+                            step.await(h1);
+                            step.await(h2);
+                            assertTrue(st.ok(), what);
+                            assertEquals(0, src.compareTo(before), what + ": the source was written, node " + node);
+                            if (c == Collective.ALLREDUCE || node == root) {
+                                for (int i = 0; i < count; i++) {
+                                    assertEquals(copied.getLong(i * 8), out.getLong((i + 5) * 8), what + ", node " + node + ", element " + i);
+                                }
+                                assertNull(Inputs.check(out, 5 * 8, DataType.DOUBLE, Op.SUM, 6 + n, n, count), what);
+                            }
+                        }
+                    });
+                }
+            }
+        }
+    }
+
     /** Node {@code odd} calls something else than the others; every node must end with the same mismatch. */
     interface Call {
         void run(HostStep s, int node, CallStatus st);

@@ -1159,6 +1159,17 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         }
     }
 
+    /** {@link #interPost} with this node's data read from {@code src} and the result in {@code b} ({@link InterNodeStep#post}'s source form). */
+    int interPost(Collective kind, java.nio.ByteBuffer src, int srcOff, java.nio.ByteBuffer b, int off, int count, DataType t, Op op,
+            int root, long desc) {
+        try {
+            return inter.post(kind, src, srcOff, b, off, count, t, op, topo.nodeOf(root), desc & ~Desc.SHARED, st);
+        } catch (RuntimeException e) {
+            failed(e);
+            throw e;
+        }
+    }
+
     /** Waits for a posted part ({@link InterNodeStep#await}). */
     void interAwait(int part) {
         try {

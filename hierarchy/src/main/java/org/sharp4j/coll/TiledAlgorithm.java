@@ -80,11 +80,14 @@ import org.sharp4j.tuning.Collective;
  * separate barrier), then parts of {@link #SOLO_CHUNKS} chunks, posted as above. Not with an offload
  * (SHARP takes at most a slot per phase-3 call and registers the memory it is given: it keeps the
  * segment's few windows) nor with {@code sharp4j.internode.pipeline=1}: both keep the path above. Where the rank gets
- * the result in a direct or shared buffer and its input is not an array, in place in the output
- * (the input copied there part by part unless it is the same memory); otherwise through a private
- * ring of parts (copied in, and out if the rank gets the result). What each form costs per call:
- * input and output the same buffer: nothing; direct or shared buffers: one copy in; arrays (and a
- * Reduce's non-roots): a copy in (and out where the result is wanted).
+ * the result in a direct or shared buffer and its input is not an array, in place in the output;
+ * otherwise through a private ring of parts (copied out if the rank gets the result). The input:
+ * a direct or shared buffer that the output does not overlap is read where it lies by the posted
+ * parts (their first round reads it, the result goes to the output or the ring: {@code
+ * Schedule.source}), and copied for the first, blocking part only; an array (or an overlapping
+ * output) is copied part by part. What each form costs per call: input and output the same
+ * buffer: nothing; direct or shared buffers: a copy of the first chunk; an array input: a copy
+ * in; an array output: a copy out.
  *
  * <h2>Several sockets</h2>
  * Phase 1 as above into the node segment, phase 2 by the socket leaders over the sockets' results,
@@ -273,6 +276,12 @@ final class TiledAlgorithm {
         final java.nio.ByteBuffer from = src.kind == Payload.SHARED ? src.sharedLevel.buf : src.buffer;
         final int fromBase = src.kind == Payload.SHARED ? src.sharedOff : src.off * size;
         final boolean sameMemory = inDst && from == wb && fromBase == base;
+        // The later (posted) parts read this rank's input where it lies (InterNodeStep#post's source
+        // form) when it is memory the transport sends from (a direct or the shared buffer) and the
+        // output does not share it: no copy into the output, or into the ring for a Reduce's
+        // non-root. The first part, blocking, still takes the copy (at most a chunk).
+        final boolean readsInPlace = !sameMemory && (src.kind == Payload.SHARED || src.kind == Payload.BUFFER && src.buffer.isDirect())
+                && (!gets || !Payload.overlaps(src, dst, t, count));
         final int chunkElems = chunkBytes / size;
         final int lag = count > chunkElems ? e.interLag() : 0;
         // the first part: a chunk, or a long Reduce's head (Engine.interFirst); its data rides on the spine's messages
@@ -284,7 +293,10 @@ final class TiledAlgorithm {
             final int n = Math.min(part == 0 ? firstElems : partElems, count - first);
             e.nextSeq(); // one per part: the diagnostics' progress
             final int at = inDst ? base + first * size : (part & (ShmLevel.SETS - 1)) * partBytes;
-            if (!inDst) {
+            final boolean inPlace = readsInPlace && part > 0;
+            if (inPlace) {
+                // nothing to copy: the part's rounds read the input at from[fromBase + first * size]
+            } else if (!inDst) {
                 src.copyIn(soloRing, at, t, first, n);
             } else if (!sameMemory) {
                 ShmLevel.copy(wb, at, from, fromBase + first * size, n * size);
@@ -303,7 +315,8 @@ final class TiledAlgorithm {
             if (cap > 0 && part - cap >= 1) {
                 e.interAwait(parts[(part - cap) & (ShmLevel.SETS - 1)]);
             }
-            parts[part & (ShmLevel.SETS - 1)] = e.interPost(kind, wb, at, n, t, op, root, desc);
+            parts[part & (ShmLevel.SETS - 1)] = inPlace ? e.interPost(kind, from, fromBase + first * size, wb, at, n, t, op, root, desc)
+                    : e.interPost(kind, wb, at, n, t, op, root, desc);
             if (part - lag >= 1) {
                 soloRetire(part - lag, firstElems, partElems, count, t, gets && !inDst);
             }

@@ -77,6 +77,21 @@ public interface InterNodeStep extends AutoCloseable {
         return 0;
     }
 
+    /**
+     * {@link #post} with this node's data of the part read from {@code src[srcOff, srcOff +
+     * count*size)} instead of from {@code buf}, which receives the result (and belongs to the step
+     * until the part completes, as in {@link #post}); {@code src} is only read, and stays the
+     * caller's to keep unchanged until then. It saves the caller the copy of its input into its
+     * output (issue 12 item 5: direct buffers read in place). The default copies and posts.
+     */
+    default int post(Collective c, ByteBuffer src, int srcOff, ByteBuffer buf, int off, int count, DataType type, Op op,
+            int rootNode, long desc, CallStatus status) {
+        if (src != buf || srcOff != off) {
+            buf.put(off, src, srcOff, count * type.size); // absolute bulk put: no allocation
+        }
+        return post(c, buf, off, count, type, op, rootNode, desc, status);
+    }
+
     /** Drives the parts in flight without waiting (the engine calls it from its own waits); default: nothing to drive. */
     default void progress() {
     }

@@ -541,26 +541,34 @@ public final class Exchange implements RoundSink {
      * a combining round every other member sends.
      */
     private void combineOrdered(ByteBuffer u, int at, int cnt, DataType t, Op op, int s, int in) {
-        combineOrdered(u, at, cnt, t, op, g, mp, scratch, slot, s, in);
+        combineOrdered(u, at, u, at, cnt, t, op, g, mp, scratch, slot, s, in);
     }
 
     /**
      * The ordered reduction of a group of {@code g} with this node at position {@code mp}, the
      * others' data in {@code scratch} at {@code (2 * pi + s) * slot + in} (pi: the position's index
      * among the others): shared by the blocking rounds and {@link PostedRounds}, so both fold alike.
+     * This node's operand is read from {@code own[ownAt, ...)} and the result written to
+     * {@code u[at, ...)}: the same memory, or (a part's first round on the caller's input, see
+     * {@link Schedule#source}) the input, read in place and never written; either way the same
+     * operations on the same operands in the same order, so the same bits.
      */
-    static void combineOrdered(ByteBuffer u, int at, int cnt, DataType t, Op op, int g, int mp, ByteBuffer scratch, int slot,
-            int s, int in) {
+    static void combineOrdered(ByteBuffer u, int at, ByteBuffer own, int ownAt, int cnt, DataType t, Op op, int g, int mp,
+            ByteBuffer scratch, int slot, int s, int in) {
         if (mp == 0) {
             for (int pos = 1; pos < g; pos++) {
-                Reductions.combine(t, op, u, at, scratch, (2 * (pos - 1) + s) * slot + in, cnt);
+                if (pos == 1) {
+                    Reductions.combine(t, op, u, at, own, ownAt, scratch, (2 * (pos - 1) + s) * slot + in, cnt); // u = p0 op p1
+                } else {
+                    Reductions.combine(t, op, u, at, scratch, (2 * (pos - 1) + s) * slot + in, cnt);
+                }
             }
             return;
         }
         final int acc = s * slot + in; // position 0 is index 0 among the others
         for (int pos = 1; pos < g; pos++) {
-            ByteBuffer xb = pos == mp ? u : scratch;
-            int xo = pos == mp ? at : (2 * (pos < mp ? pos : pos - 1) + s) * slot + in;
+            ByteBuffer xb = pos == mp ? own : scratch;
+            int xo = pos == mp ? ownAt : (2 * (pos < mp ? pos : pos - 1) + s) * slot + in;
             if (pos == g - 1) {
                 Reductions.combine(t, op, u, at, scratch, acc, xb, xo, cnt);
             } else {

@@ -17,8 +17,10 @@ import org.sharp4j.fallback.transport.Transport;
  * (two in flight per peer, in scratch slots 0 and 1 by fragment parity), fragment f of the receive
  * region folded in group-position order ({@link Exchange#combineOrdered}, the same bracket) once
  * fragment f arrived from every member and this node's sends of fragment f completed; copies land
- * in the buffer directly. The tags are the data rounds' ({@link Exchange#tag}) with this part's own
- * sequence number, so parts in flight together never match each other's messages.
+ * in the buffer directly. With a source ({@link Schedule#source}) the part's first round that
+ * reads this node's data sends it from the source and folds it from there into the buffer. The
+ * tags are the data rounds' ({@link Exchange#tag}) with this part's own sequence number, so parts
+ * in flight together never match each other's messages.
  *
  * <p>One instance per part in flight, its own scratch ({@code 2 (k-1) fragBytes}) and request
  * handles; nothing is allocated per part. Single-threaded: the node leader's thread. A failure
@@ -136,8 +138,10 @@ public final class PostedRounds {
                 }
             }
             if (sch.combine[r] && fc < Exchange.frags(cLen, fe)) {
-                Exchange.combineOrdered(sch.u, sch.uOff + (cOff + fc * fe) * size, Exchange.fragLen(cLen, fc, fe), sch.t, sch.op,
-                        g, mp, scratch, frag, s, 0);
+                final int at = (cOff + fc * fe) * size;
+                final boolean src = sch.fromSource(r);
+                Exchange.combineOrdered(sch.u, sch.uOff + at, src ? sch.x : sch.u, (src ? sch.xOff : sch.uOff) + at,
+                        Exchange.fragLen(cLen, fc, fe), sch.t, sch.op, g, mp, scratch, frag, s, 0);
             }
             if (fc + 2 < nf) {
                 post(fc + 2);
@@ -220,9 +224,11 @@ public final class PostedRounds {
                         : tr.recv(sch.peer[b + pos], tg, sch.u, sch.uOff + (sch.rOff[b + pos] + f * fe) * size, bytes);
             }
         }
+        final ByteBuffer from = sch.fromSource(r) ? sch.x : sch.u; // this node's own data: its first round reads the source
+        final int fromOff = sch.fromSource(r) ? sch.xOff : sch.uOff;
         for (int pos = 0; pos < g; pos++) {
             if (pos != mp && sch.sendTo[b + pos] && f < Exchange.frags(sch.sLen[b + pos], fe)) {
-                sreq[2 * pi(pos, mp) + s] = tr.send(sch.peer[b + pos], tg, sch.u, sch.uOff + (sch.sOff[b + pos] + f * fe) * size,
+                sreq[2 * pi(pos, mp) + s] = tr.send(sch.peer[b + pos], tg, from, fromOff + (sch.sOff[b + pos] + f * fe) * size,
                         Exchange.fragLen(sch.sLen[b + pos], f, fe) * size);
             }
         }

@@ -33,11 +33,42 @@ public final class Schedule implements RoundSink {
     int uOff;
     DataType t;
     Op op;
+    /**
+     * Where this node's own data is read in its first round that reads it ({@link #firstOwn}), or
+     * null: then in {@link #u} as in every other round. See {@link #source}.
+     */
+    ByteBuffer x;
+    int xOff;
+    /** The first recorded round in which this node sends or combines (reads its own data), or -1. */
+    int firstOwn = -1;
 
-    /** Forgets the rounds recorded so far. */
+    /** Forgets the rounds recorded so far (and the source). */
     public void clear() {
         rounds = 0;
         u = null;
+        x = null;
+        firstOwn = -1;
+    }
+
+    /**
+     * Reads this node's own data from {@code src[off, ...)} (the caller's input, the same element
+     * range as the rounds' buffer region) instead of from the buffer, which then receives the
+     * result without holding the input first: the copy of the input into it is saved. Set before
+     * the rounds are recorded; {@code null} (or the buffer region itself) reads the buffer.
+     *
+     * <p>Why one round suffices: in every algorithm here a node's first round that touches its
+     * own data reads all of it that the node ever reads, and writes the buffer before any later
+     * round reads it: recursive k-ing sends and folds the whole vector (an extra node of a
+     * non-power group sends it whole to its proxy, then only receives the result; the proxy folds
+     * it whole); SRA's first reduce-scatter round sends the other blocks and folds this node's own
+     * block, later rounds work inside that block or on received data; in the tree a leaf sends its
+     * vector and is done, an inner node's first fold covers the vector. So that round reads
+     * {@code src} (its sends, and its fold's own operand, the result going to the buffer) and every
+     * later round the buffer, and the input is never written.
+     */
+    public void source(ByteBuffer src, int off) {
+        x = src;
+        xOff = off;
     }
 
     /** Rounds recorded. */
@@ -92,6 +123,25 @@ public final class Schedule implements RoundSink {
         }
         round[rounds] = r;
         combine[rounds] = comb;
+        if (firstOwn < 0 && readsOwn(rounds)) {
+            firstOwn = rounds;
+        }
         rounds++;
+    }
+
+    /** Whether this node sends in round {@code i}, or folds something into its data there. */
+    private boolean readsOwn(int i) {
+        int b = i * K;
+        for (int pos = 0; pos < g[i]; pos++) {
+            if (pos != mp[i] && (sendTo[b + pos] || combine[i] && recvFrom[b + pos])) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether round {@code i} reads this node's own data from {@link #x} rather than the buffer. */
+    boolean fromSource(int i) {
+        return x != null && i == firstOwn;
     }
 }
