@@ -1151,12 +1151,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
 
     /** Posts a later part of the call ({@link InterNodeStep#post}); a failure is the node's as in {@link #interNode}. */
     int interPost(Collective kind, java.nio.ByteBuffer b, int off, int count, DataType t, Op op, int root, long desc) {
-        try {
-            return inter.post(kind, b, off, count, t, op, topo.nodeOf(root), desc & ~Desc.SHARED, st);
-        } catch (RuntimeException e) {
-            failed(e);
-            throw e;
-        }
+        return interPost(kind, b, off, b, off, count, t, op, root, desc); // the source form with the buffer as its source
     }
 
     /** {@link #interPost} with this node's data read from {@code src} and the result in {@code b} ({@link InterNodeStep#post}'s source form). */
