@@ -89,6 +89,35 @@ class CollectiveCorrectnessTest {
         });
     }
 
+    /**
+     * Two ranks on one socket above one line's inline data (40 B) up to 64 B: direct and shared
+     * buffers take {@code ExchangeAlgorithm.runPair}, arrays the inline path with the data in the
+     * slot (the engine's dispatch); every form, type and op, both roots, bit for bit.
+     */
+    @Test
+    void twoRanksFrom41To64BytesInEveryForm() {
+        ThreadRanks.run(2, EXCHANGE, comm -> {
+            long seed = 7;
+            for (DataType t : DataType.values()) {
+                for (int bytes = 44; bytes <= 64; bytes += 4) {
+                    if (bytes % t.size != 0) {
+                        continue;
+                    }
+                    for (Op op : Op.values()) {
+                        if (!op.validFor(t)) {
+                            continue;
+                        }
+                        for (Api api : Api.values()) {
+                            seed++;
+                            check(comm, Collective.ALLREDUCE, t, op, bytes / t.size, 0, seed, api);
+                            check(comm, Collective.REDUCE, t, op, bytes / t.size, (int) (seed % 2), seed + 1_000_000, api);
+                        }
+                    }
+                }
+            }
+        });
+    }
+
     @ParameterizedTest(name = "{0} ranks")
     @org.junit.jupiter.params.provider.ValueSource(ints = {1, 2, 3, 4, 5, 6, 7, 8})
     void severalMebibytesForEveryRankCount(int ranks) {

@@ -875,7 +875,9 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             arrivedKnownAt = -1;
             switch (a) {
                 case EXCHANGE:
-                    if (flat && (bytes <= ShmLevel.INLINE_BYTES || bytes <= ExchangeAlgorithm.PAIR_BYTES && sock.members == 2)) {
+                    // two members with operands in place: ExchangeAlgorithm.runPair (through run) from 41 B, see PAIR_BYTES
+                    if (flat && (bytes <= ShmLevel.INLINE_BYTES
+                            || bytes <= ExchangeAlgorithm.PAIR_BYTES && sock.members == 2 && !ExchangeAlgorithm.operandsInPlace(src, dst, type, count))) {
                         exchange.runInline(kind, type, op, root, count, desc, table.treeRadixAt(kind, i));
                     } else {
                         exchange.run(kind, type, op, root, count, desc, table.treeRadixAt(kind, i));

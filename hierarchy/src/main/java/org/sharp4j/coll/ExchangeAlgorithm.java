@@ -128,6 +128,14 @@ final class ExchangeAlgorithm {
      * phase, equal in the fast one (0.16-0.17). Above 64 B the element-by-element moves lose to the
      * general path's bulk kernels: with this bound at 256 B, a 256 B Allreduce took 0.27-0.28 us
      * against 0.20-0.21 in the fast phase.
+     *
+     * <p>That comparison was against {@link #run}'s general layers; {@link #runPair}, which came
+     * later, serves operands that lie in direct or shared buffers without them, and from 41 B it
+     * beats this path: the engine sends a call here above {@link ShmLevel#INLINE_BYTES} only when
+     * {@link #operandsInPlace} says no (arrays). Measured at 64 B (OSU port, direct buffers, 2
+     * ranks, jars alternating per round, 20,000 calls, pairs in the same phase of the machine):
+     * Reduce 0.286-0.301 us against 0.301-0.341 in 5 pairs of 5 (x Open MPI Java 0.62-0.65
+     * against 0.65-0.72), Allreduce even (0.120-0.336 against 0.131-0.356, 3 pairs of 5).
      */
     static final int PAIR_BYTES = 64;
 
@@ -268,7 +276,7 @@ final class ExchangeAlgorithm {
      * buffers (a Reduce's non-root member 0 has no output to check), and the output either
      * disjoint from the input or the very same elements (in place).
      */
-    private static boolean operandsInPlace(Payload src, Payload dst, DataType t, int count) {
+    static boolean operandsInPlace(Payload src, Payload dst, DataType t, int count) {
         if (src.kind != Payload.BUFFER && src.kind != Payload.SHARED) {
             return false;
         }
@@ -286,7 +294,8 @@ final class ExchangeAlgorithm {
 
     /**
      * {@link #run} on a flat level for a payload of at most {@link ShmLevel#INLINE_BYTES}, or of at
-     * most {@link #PAIR_BYTES} with two members (the data then in the slot, published by the same
+     * most {@link #PAIR_BYTES} with two members whose operands {@link #runPair} does not take
+     * (arrays; the data then in the slot, published by the same
      * release of the line's state, read after its acquire as in {@link #run}): the same
      * protocol, lines, fold order and verdict, with the work ordered for latency. The input goes
      * straight from the user's buffer into this rank's line and the line is published first;
