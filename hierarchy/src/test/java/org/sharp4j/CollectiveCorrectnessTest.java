@@ -118,6 +118,40 @@ class CollectiveCorrectnessTest {
         });
     }
 
+    /**
+     * The same sizes with the two ranks on different forms in one call (one passes arrays and takes
+     * the inline lane, the other buffers and takes {@code runPair}, or the shared buffer, in place...):
+     * both paths must put the data where the other reads it and publish the same signature. Every
+     * ordered pair of forms, every type and op, both roots, bit for bit.
+     */
+    @Test
+    void twoRanksFrom41To64BytesWithADifferentFormOnEachRank() {
+        ThreadRanks.run(2, EXCHANGE, comm -> {
+            long seed = 70_000;
+            Api[] apis = Api.values();
+            for (DataType t : DataType.values()) {
+                for (int bytes : new int[] {44, 48, 60, 64}) {
+                    for (Op op : Op.values()) {
+                        if (!op.validFor(t) || bytes % t.size != 0) {
+                            continue;
+                        }
+                        for (Api a0 : apis) {
+                            for (Api a1 : apis) {
+                                if (a0 == a1) {
+                                    continue;
+                                }
+                                Api mine = comm.rank() == 0 ? a0 : a1;
+                                seed++;
+                                check(comm, Collective.ALLREDUCE, t, op, bytes / t.size, 0, seed, mine);
+                                check(comm, Collective.REDUCE, t, op, bytes / t.size, (int) (seed % 2), seed + 1_000_000, mine);
+                            }
+                        }
+                    }
+                }
+            }
+        });
+    }
+
     @ParameterizedTest(name = "{0} ranks")
     @org.junit.jupiter.params.provider.ValueSource(ints = {1, 2, 3, 4, 5, 6, 7, 8})
     void severalMebibytesForEveryRankCount(int ranks) {
