@@ -26,6 +26,7 @@ import org.sharp4j.tuning.TuningTable;
  *   <tr><td>sharp4j.timeout</td><td>how long to wait for a peer before failing, default 300 s</td></tr>
  *   <tr><td>sharp4j.shm.dir</td><td>where segment files live, default /dev/shm</td></tr>
  *   <tr><td>sharp4j.internode</td><td>auto (default), or the id of the inter-node host path to force: shm, ucx</td></tr>
+ *   <tr><td>sharp4j.stores</td><td>auto (default), streaming or ordinary: how a rank writes what others read next in long calls (see StoreChoice)</td></tr>
  *   <tr><td>sharp4j.warmup</td><td>JIT warm-up rounds at creation, default 16, then the hot path heated until compiled, once per JVM (0: off)</td></tr>
  * </table>
  */
@@ -55,6 +56,7 @@ public final class Config {
     private String longWarmup = "auto";
     private String interNode = "auto";
     private int interPipeline = DEFAULT_INTER_PIPELINE;
+    private String stores = "auto";
 
     private Config() {
     }
@@ -76,6 +78,7 @@ public final class Config {
         c.longWarmup = longWarmup;
         c.interNode = interNode;
         c.interPipeline = interPipeline;
+        c.stores = stores;
         return c;
     }
 
@@ -104,6 +107,10 @@ public final class Config {
         if (interPipeline < 1 || interPipeline > 4) {
             throw new IllegalArgumentException("sharp4j.internode.pipeline must be 1 to 4 (chunks of a long call in flight "
                     + "between nodes, at most the 4 slot sets), got " + interPipeline);
+        }
+        if (!("auto".equals(stores) || "streaming".equals(stores) || "ordinary".equals(stores))) {
+            throw new IllegalArgumentException("sharp4j.stores must be auto (chosen per call from this rank's timings), streaming or "
+                    + "ordinary, got '" + stores + "'");
         }
         if (table == null || shmDir == null) {
             throw new NullPointerException("tuning and shm dir must not be null");
@@ -168,6 +175,7 @@ public final class Config {
             }
             return d;
         });
+        c.stores = prop(p, "sharp4j.stores", "auto", v -> v.trim().toLowerCase(java.util.Locale.ROOT)); // checked in validated()
         return c.validated();
     }
 
@@ -247,6 +255,18 @@ public final class Config {
     /** Whether the slot is sharp4j.slot.bytes=auto (the engine picks it per job shape). */
     public boolean slotAuto() {
         return slotAuto;
+    }
+
+    /** {@code sharp4j.stores}: auto, streaming or ordinary. */
+    public Config withStores(String mode) {
+        Config c = copy();
+        c.stores = mode;
+        return c.validated();
+    }
+
+    /** How long calls write what other ranks read next: auto, streaming or ordinary ({@code sharp4j.stores}). */
+    public String stores() {
+        return stores;
     }
 
     public Config withSharedBytes(int bytes) {

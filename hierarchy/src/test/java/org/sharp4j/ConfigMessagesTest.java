@@ -16,7 +16,7 @@ class ConfigMessagesTest {
         "sharp4j.tree.radix|1", "sharp4j.tree.radix|two",
         "sharp4j.slot.bytes|1000", "sharp4j.slot.bytes|-4k", "sharp4j.shared.bytes|12345",
         "sharp4j.topology.nodes|-2", "sharp4j.topology.sockets|x", "sharp4j.topology.group|core",
-        "sharp4j.warmup|-1", "sharp4j.warmup.long|yes", "sharp4j.wait|spin", "sharp4j.wait|nap:1ms", "sharp4j.internode|' '"})
+        "sharp4j.warmup|-1", "sharp4j.warmup.long|yes", "sharp4j.wait|spin", "sharp4j.wait|nap:1ms", "sharp4j.internode|' '", "sharp4j.stores|fast", "sharp4j.stores|' '"})
     void badValueNamesItsProperty(String name, String value) {
         Properties p = new Properties();
         p.setProperty(name, value);

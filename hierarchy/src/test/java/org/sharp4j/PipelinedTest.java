@@ -108,6 +108,42 @@ class PipelinedTest {
     }
 
     /**
+     * Streaming and ordinary stores ({@code sharp4j.stores}, chosen per call by each rank under
+     * auto) write the same bytes: the pipelined Allreduce and Reduce and the direct Reduce, from the
+     * streaming threshold (16 KiB) to several chunks, every form, bit for bit. Under auto, 40 calls
+     * of one size make each rank take both kinds (it measures both, then explores one call in 32).
+     */
+    @ParameterizedTest(name = "{0} ranks, stores {1}")
+    @CsvSource({"2, streaming", "2, ordinary", "2, auto", "4, streaming", "4, ordinary", "4, auto"})
+    void everyKindOfStoreGivesTheSameBits(int ranks, String stores) {
+        Config cfg = PIPE_64K.withTuneOverride("allreduce:0-inf:pipelined#reduce:0-inf:direct#reduce:100000-200000:pipelined")
+                .withStores(stores);
+        ThreadRanks.run(ranks, cfg, comm -> {
+            assertEquals(IntraNodeAlgorithm.DIRECT, comm.engine().algorithm(Collective.REDUCE, 16 * 1024));
+            assertEquals(IntraNodeAlgorithm.PIPELINED, comm.engine().algorithm(Collective.REDUCE, 150_000));
+            long seed = 91_000;
+            for (DataType t : DataType.values()) {
+                int c = 65536 / t.size;
+                for (int count : new int[] {16 * 1024 / t.size, c + 1, 150_000 / t.size, 3 * c + 7}) {
+                    for (Op op : new Op[] {Op.SUM, Op.MAX}) {
+                        for (Api api : Api.values()) {
+                            seed++;
+                            CollectiveCorrectnessTest.check(comm, Collective.ALLREDUCE, t, op, count, 0, seed, api);
+                            CollectiveCorrectnessTest.check(comm, Collective.REDUCE, t, op, count, (int) (seed % comm.size()),
+                                    seed + 1_000_000, api);
+                        }
+                    }
+                }
+            }
+            for (int i = 0; i < 40; i++) {
+                CollectiveCorrectnessTest.check(comm, Collective.ALLREDUCE, DataType.DOUBLE, Op.SUM, 40_000, 0, seed++, Api.BUFFERS);
+                CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.FLOAT, Op.SUM, 40_000, i % comm.size(), seed++,
+                        Api.BUFFERS);
+            }
+        });
+    }
+
+    /**
      * Pipelined calls between every other algorithm, roots changing, forms changing: a Reduce's
      * non-roots leave as soon as they folded, and the next call (an exchange Reduce that goes ahead,
      * the tree, the direct Reduce, tiled) must wait for the trailing arrivals where it would write a

@@ -48,7 +48,8 @@ import org.sharp4j.shm.Waiter;
  *
  * <h2>Copies the root reads: non-temporal stores</h2>
  * From {@link Payload#STREAM_MIN_BYTES} a non-root whose input is a direct buffer copies it with
- * non-temporal stores where the native kernels are loaded. With ordinary stores every line the
+ * non-temporal stores where the native kernels are loaded, unless its timings say ordinary stores
+ * serve better ({@link StoreChoice}: ranks on the two hardware threads of one core). With ordinary stores every line the
  * root folds is modified in the copier's cache and moves between the cores on the root's read;
  * 2-rank Reduce (1 MiB, the OSU port and a loop of 40 x 200 calls, same machine) was then
  * bistable, 60-70 us or 160-280 us per call for seconds at a time, 0.27-1.98 against Open MPI Java
@@ -117,7 +118,10 @@ final class DirectReduceAlgorithm {
         // and is written before it is read (the passes before member r's write the output).
         final boolean ownInPlace = isRoot && src.kind != Payload.ARRAY && !(r >= 2 && Payload.overlaps(src, dst, t, count));
         final int pieceElems = Math.max(1, Math.min(chunkElems, PIECE_BYTES / size));
-        final boolean streaming = !isRoot && (long) count * size >= Payload.STREAM_MIN_BYTES;
+        // A non-root's copies with streaming stores as its timings choose (StoreChoice; the root copies only arrays, ordinarily).
+        final long bytes = (long) count * size;
+        final long start = System.nanoTime();
+        final boolean streaming = !isRoot && e.stores.streaming(bytes);
         if (xBuf.length < q) {
             xBuf = new ByteBuffer[q];
             xOff = new int[q];
@@ -227,6 +231,7 @@ final class DirectReduceAlgorithm {
             // A non-root saw every member's ARRIVED of the first chunk (the verdict) and, through its gate,
             // of the last chunk minus 2, not more: the engine's reuse bookkeeping must not assume the last.
             e.arrivedKnownAt(Math.max(s - 2, firstSeq));
+            e.stores.record(bytes, streaming, System.nanoTime() - start);
         }
     }
 

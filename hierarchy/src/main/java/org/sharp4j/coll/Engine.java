@@ -97,6 +97,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     private final TiledAlgorithm tiled = new TiledAlgorithm(this);
     private final DirectReduceAlgorithm direct = new DirectReduceAlgorithm(this);
     private final PipelinedAlgorithm pipelined = new PipelinedAlgorithm(this);
+    /** Streaming or ordinary stores for what the long algorithms' readers read next (this rank's own choice). */
+    final StoreChoice stores;
     /** Whether {@link DirectReduceAlgorithm} and {@link PipelinedAlgorithm} apply: one node of one socket (the same on every rank). */
     private final boolean directApplies;
     private final ExchangeAlgorithm exchange;
@@ -295,6 +297,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         // sharp4j.slot.bytes=auto: the slot for this shape, from job-wide inputs only (every rank picks the same)
         cfg = cfg.withResolvedSlot(autoSlotBytes(topo.nodeCount(), topo.socketCount(0), size, cfg.sharedBytes(), fsTotalMin));
         this.cfg = cfg;
+        this.stores = new StoreChoice(cfg.stores());
         this.table = cfg.tuningTable().compile(topo.nodeCount(), topo.maxRanksPerNode());
         this.tuning = table.summary();
         this.nodeIndex = topo.nodeOf(rank);

@@ -64,8 +64,10 @@ import org.sharp4j.tuning.Collective;
  * </ul>
  *
  * <h2>Streaming stores</h2>
- * From {@link Payload#STREAM_MIN_BYTES}, what the other members read next is written with
- * non-temporal stores where the data is in direct buffers: the copy of a chunk into the slot
+ * From {@link Payload#STREAM_MIN_BYTES}, when this rank's timings say so ({@link StoreChoice}:
+ * on separate cores; ranks on one core's two hardware threads do better with ordinary stores),
+ * what the other members read next is written with non-temporal stores where the data is in
+ * direct buffers: the copy of a chunk into the slot
  * ({@code Payload.copyIn(..., streaming)}), and the folded tile, which is folded into this rank's
  * own output first and then streamed from there into the result area (a member that gets no
  * result, or whose output is an input the fold reads later, folds into private scratch and streams
@@ -118,9 +120,12 @@ final class PipelinedAlgorithm {
         // My tile goes straight into my output when the output is memory the kernels write (a
         // buffer or the shared buffer) and not my own input that others still read in place.
         final boolean tileOut = gets && (dst.kind == Payload.BUFFER && dst.buffer.isDirect() || dst.kind == Payload.SHARED);
-        // Streaming stores for the slot copies and the folded tiles (see "Streaming stores"); the fold writes
-        // my output first only if it is no input the fold reads after its first two (in place, members 0 and 1 only).
-        final boolean streaming = (long) count * size >= Payload.STREAM_MIN_BYTES;
+        // Streaming stores for the slot copies and the folded tiles (see "Streaming stores"), as this rank's
+        // timings choose; the fold writes my output first only if it is no input the fold reads after its
+        // first two (in place, members 0 and 1 only).
+        final long bytes = (long) count * size;
+        final long start = System.nanoTime();
+        final boolean streaming = e.stores.streaming(bytes);
         final boolean outFirst = !(me >= 2 && Payload.overlaps(src, dst, t, count));
         if (shared) {
             desc |= Desc.SHARED;
@@ -210,6 +215,7 @@ final class PipelinedAlgorithm {
             Flags.release(sock.buf, sock.ctl(ShmLevel.set(s), me) + ShmLevel.STATE, ShmLevel.enc(s, ShmLevel.ARRIVED));
         }
         e.arrivedKnownAt(b);
+        e.stores.record(bytes, streaming, System.nanoTime() - start);
     }
 
     /** Elements per tile of a chunk of {@code n}: cache-line aligned, so no two members write one line. */

@@ -94,6 +94,8 @@ public final class Info {
                 .append(cfg.simulatedNodes()).append(", simulated sockets ").append(cfg.simulatedSockets()).append('\n');
         sb.append("    shm dir ").append(cfg.shmDir()).append(", warm-up rounds ").append(cfg.warmupRounds()).append('\n');
         sb.append("    reduction kernels from 2 KiB: ").append(org.sharp4j.coll.Reductions.kernelsInUse()).append('\n');
+        sb.append("    stores for what other ranks read next, from 16 KiB: ").append(cfg.stores())
+                .append("auto".equals(cfg.stores()) ? " (streaming or ordinary, per call from this rank's timings)" : "").append('\n');
         return sb.toString();
     }
 

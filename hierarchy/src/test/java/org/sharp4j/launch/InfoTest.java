@@ -39,5 +39,6 @@ class InfoTest {
         // which kernels fold large messages: native where this build made them, else the Java form and why not
         assertTrue(r.contains("reduction kernels from 2 KiB: " + org.sharp4j.coll.Reductions.kernelsInUse()), r);
         assertTrue(org.sharp4j.coll.Reductions.kernelsInUse().startsWith("native") || r.contains("native not used: "), r);
+        assertTrue(r.contains("stores for what other ranks read next, from 16 KiB: auto (streaming or ordinary"), r);
     }
 }
