@@ -14,8 +14,8 @@ package org.sharp4j.coll;
  * hardware threads of one core share its L1 and L2: an ordinary store leaves the line where the
  * other reads it at cache speed, and streaming it out to memory only to read it back costs 2x.
  * This VM's hypervisor moves its two vCPUs between those two placements every few minutes (a C
- * ping-pong of one line between two threads pinned to the two vCPUs: 30-40 ns per exchange in one,
- * 230-240 ns in the other; the "fast and slow phases" of earlier notes). OSU port, 2 ranks,
+ * ping-pong of one line between two threads pinned to the two vCPUs: 24-43 ns per exchange in one,
+ * 230-250 ns in the other; the "fast and slow phases" of earlier notes). OSU port, 2 ranks,
  * Allreduce 64 KiB-16 MiB, P50 against Open MPI Java in the same processes, one run each, the
  * placement read from that ping-pong before and after: shared core, streaming 0.69-0.99, ordinary
  * 0.30-0.46; separate cores, streaming 0.40-0.51, ordinary 0.81-1.32. A guest cannot see the
@@ -74,10 +74,6 @@ final class StoreChoice {
         }
         this.mode = mode;
         this.auto = AUTO.equals(mode);
-    }
-
-    String mode() {
-        return mode;
     }
 
     /** Whether a call of {@code bytes} writes what others read next with streaming stores. */
