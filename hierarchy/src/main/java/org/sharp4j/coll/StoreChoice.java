@@ -57,8 +57,9 @@ final class StoreChoice {
     private static final int LOG_MIN = Long.numberOfTrailingZeros(Payload.STREAM_MIN_BYTES);
     private static final int CLASSES = 63 - LOG_MIN + 1;
 
-    private final String mode;
     private final boolean auto;
+    /** For a fixed mode: streaming ({@code streaming}) or not ({@code ordinary}). */
+    private final boolean always;
     /** Nanoseconds per byte of the last three calls with streaming stores, per class: [class * 3 + i], ring by {@link #nStreaming}. */
     private final double[] lastStreaming = new double[CLASSES * 3];
     private final double[] lastOrdinary = new double[CLASSES * 3];
@@ -72,8 +73,8 @@ final class StoreChoice {
         if (!(AUTO.equals(mode) || STREAMING.equals(mode) || ORDINARY.equals(mode))) {
             throw new IllegalArgumentException("sharp4j.stores: " + mode);
         }
-        this.mode = mode;
         this.auto = AUTO.equals(mode);
+        this.always = STREAMING.equals(mode);
     }
 
     /** Whether a call of {@code bytes} writes what others read next with streaming stores. */
@@ -82,7 +83,7 @@ final class StoreChoice {
             return false;
         }
         if (!auto) {
-            return mode.equals(STREAMING);
+            return always;
         }
         final int c = sizeClass(bytes);
         if (nStreaming[c] == 0) {
