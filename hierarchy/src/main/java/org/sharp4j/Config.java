@@ -264,7 +264,7 @@ public final class Config {
         return c.validated();
     }
 
-    /** How long calls write what other ranks read next: auto, streaming or ordinary ({@code sharp4j.stores}). */
+    /** How calls store what other ranks read next: streaming, ordinary, or chosen per call (auto); {@code sharp4j.stores}. */
     public String stores() {
         return stores;
     }
@@ -438,7 +438,7 @@ public final class Config {
         return interPipeline;
     }
 
-    /** A copy with another {@link #interPipeline()} (1, 2 or 4). */
+    /** A copy with another {@link #interPipeline()} (1 to 4). */
     public Config withInterPipeline(int chunks) {
         Config c = copy();
         c.interPipeline = chunks;
