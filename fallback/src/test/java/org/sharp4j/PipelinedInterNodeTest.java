@@ -19,7 +19,7 @@ import org.sharp4j.tuning.Collective;
  * Phase 3 of long calls in parts (issue 12 item 4) on the UCX host path between simulated nodes:
  * 4 KiB slots so that a call of a few KiB runs many chunks, the first chunk alone (its spine checks
  * the call), then every chunk posted with data rounds only, {@code sharp4j.internode.pipeline}
- * chunks in flight (with one rank per node: parts of 4 chunks on the user's memory). Every
+ * chunks in flight (with one rank per node: parts of 16 chunks on the user's memory). Every
  * result is bit-compared with {@link Reference}'s documented order ({@link
  * CollectiveCorrectnessTest#check}), for every type x op, Allreduce and Reduce to every root, 2-4
  * nodes x 1-2 ranks, with the built-in host algorithms (recursive doubling up to 16 KiB) and with
@@ -58,8 +58,10 @@ class PipelinedInterNodeTest {
             long seed = 7_000 + 100 * nodes + 10 * rpn + pipeline;
             for (DataType t : DataType.values()) {
                 int slot = c.slotBytes() / t.size;
-                // 2 chunks; 1 + one whole unit + 1 element; 9 chunks and a bit (a partial last unit)
-                int[] counts = {slot + 1, 5 * slot + 1, 9 * slot + 3};
+                // 2 chunks; 1 + one whole unit + 1 element; 9 chunks and a bit (a partial last unit); with one
+                // rank per node, several parts of 16 chunks and a partial one (checked for one type)
+                int[] counts = rpn == 1 && t == DataType.FLOAT ? new int[] {slot + 1, 5 * slot + 1, 9 * slot + 3, 37 * slot + 3}
+                        : new int[] {slot + 1, 5 * slot + 1, 9 * slot + 3};
                 for (Op op : Op.values()) {
                     if (!op.validFor(t) || !orderKnown(nodes, alg, t, op)) {
                         continue;
@@ -98,7 +100,7 @@ class PipelinedInterNodeTest {
      * A long Reduce checks the call with its first line and sends the rest up the tree: the root
      * node's leader sends one message for the whole call (its line, on the spine), where parts run
      * as allreduces would send every part to the other node too; the other leader sends every part
-     * once. One rank per node (parts of 4 slots after the line) and two (a part per slot, the first
+     * once. One rank per node (parts of 16 slots after the line) and two (a part per slot, the first
      * slot's line then its rest).
      */
     @ParameterizedTest(name = "2 nodes x {0} ranks")
@@ -106,7 +108,7 @@ class PipelinedInterNodeTest {
     void aLongReduceSendsItsDataOneWay(int rpn) {
         Config c = cfg(2, 4, null);
         ThreadRanks.run(2 * rpn, c, comm -> {
-            int count = 9 * c.slotBytes() / DataType.FLOAT.size + 3;
+            int count = (rpn == 1 ? 33 : 9) * c.slotBytes() / DataType.FLOAT.size + 3;
             CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.FLOAT, Op.SUM, count, 0, 41, Api.values()[0]);
             long m0 = comm.engine().interMessagesSent();
             CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.FLOAT, Op.SUM, count, 0, 42, Api.values()[1]);
@@ -114,7 +116,7 @@ class PipelinedInterNodeTest {
             if (m0 >= 0 && comm.rank() < rpn) {
                 assertEquals(1, sent, "the root node's leader: its line on the spine, nothing else");
             } else if (m0 >= 0) {
-                // one rank: the line, then 3 parts of up to 4 slots; two: the line, the rest of slot 0, 9 slots
+                // one rank (33 slots): the line, then 3 parts of up to 16 slots; two (9 slots): the line, the rest of slot 0, 9 slots
                 assertEquals(rpn == 1 ? 4 : 11, sent, "the other leader sends the line and every part once");
             }
             comm.barrier();

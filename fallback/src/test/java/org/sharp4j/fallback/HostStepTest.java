@@ -51,6 +51,28 @@ class HostStepTest {
     }
 
     /** Messages and bytes one node sends for a call tell which algorithm and radix ran. */
+    /**
+     * A posted part's fragment: as large as its scratch ({@code 2 (k-1)} fragments, k up to 8) allows
+     * within 2 MiB, capped at 512 KiB, never below the blocking rounds' fragment, in whole pages (a
+     * multiple of every type's size), and the same for the same team size.
+     */
+    @Test
+    void postedPartsTakeTheLargestFragmentTheirScratchAllows() {
+        int f = HostStep.DEFAULT_FRAG_BYTES;
+        assertEquals(512 * 1024, HostStep.partFragBytes(2, f));
+        assertEquals(512 * 1024, HostStep.partFragBytes(3, f));
+        assertEquals(340 * 1024, HostStep.partFragBytes(4, f));
+        assertEquals(144 * 1024, HostStep.partFragBytes(8, f));
+        assertEquals(144 * 1024, HostStep.partFragBytes(8192, f));
+        for (int n = 2; n <= 64; n++) {
+            int p = HostStep.partFragBytes(n, f);
+            int others = Math.min(8, n) - 1;
+            assertTrue(p >= f && p <= HostStep.MAX_PART_FRAG_BYTES && p % 4096 == 0, n + " nodes: " + p);
+            assertTrue(2L * others * p <= HostStep.PART_SCRATCH_BYTES, n + " nodes: scratch " + 2L * others * p);
+        }
+        assertEquals(4 * 1024 * 1024, HostStep.partFragBytes(2, 4 * 1024 * 1024), "never below the blocking rounds' fragment");
+    }
+
     @Test
     void theTableChoosesAlgorithmAndRadix() {
         final int n = 4;

@@ -60,7 +60,8 @@ public final class UcxProvider implements InterNodeProvider {
                 LOG.info("sharp4j: UCX k-nomial between {} node leaders, {}; libucp {} (UCX_LOG_LEVEL=info shows the"
                         + " lanes UCX picked)", t.peers(), UcxTransport.describeConfig(ucx), lib != null ? lib : "(path unknown)");
             }
-            return new HostStep(t, table, ctx.waiter(), name(), HostStep.DEFAULT_FRAG_BYTES, ctx.config().interPipeline());
+            return new HostStep(t, table, ctx.waiter(), name(), HostStep.DEFAULT_FRAG_BYTES, ctx.config().interPipeline(),
+                    HostStep.partFragBytes(t.peers(), HostStep.DEFAULT_FRAG_BYTES));
         } catch (RuntimeException | Error e) {
             t.close();
             throw e;

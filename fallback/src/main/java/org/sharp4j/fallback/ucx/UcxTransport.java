@@ -103,7 +103,9 @@ import org.slf4j.LoggerFactory;
  * as many small writes and reads, a system call and UCX's protocol work each. Where the network is
  * TCP (TCP named alone, or UCX's choice on a host without RDMA devices, as for the threshold below)
  * the transport creates its context with {@value #TCP_TX_SEG} and {@value #TCP_RX_SEG} instead
- * (unless the environment or the configuration sets them; {@link #contextDefaults}). Measured on
+ * (unless the environment or the configuration sets them; {@link #contextDefaults}); the receive
+ * segment holds the largest host-path message whole (a posted part's fragment, up to 512 KiB:
+ * {@code HostStep}'s "Large fragments"). Measured on
  * the network-namespace rig, 2 hosts, P50 against Open MPI over TCP in the same processes, six runs
  * alternating with UCX's sizes, medians: Reduce 0.99 instead of 1.54 at 256 KiB, 1.32 instead of
  * 2.31 at 512 KiB, 0.84-0.95 instead of 1.21-1.24 at 1-8 MiB, 0.66 instead of 1.12 at 16 MiB;
@@ -116,7 +118,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Over TCP UCX 1.13 sends messages above a few KiB by rendezvous: a request, a reply, then the
  * data, one more TCP round trip per message before its data moves. The host path's messages are
- * fragments of at most 128 KiB, sent and received with every receive of a round posted, so where
+ * fragments of at most 512 KiB, sent and received with every receive of a round posted, so where
  * the network is TCP (named alone, or UCX's choice on a host without RDMA devices, i.e. nothing in
  * {@code /sys/class/infiniband}) the transport sets {@code RNDV_THRESH} to {@value
  * #TCP_RNDV_THRESH} and they all go eagerly (unless {@code UCX_RNDV_THRESH} or the configuration
@@ -177,13 +179,18 @@ public final class UcxTransport implements Transport {
 
     /** UCX's TCP send and receive segments where the network is TCP: see "UCX over TCP" in the class comment. */
     static final String TCP_TX_SEG = "64k";
-    static final String TCP_RX_SEG = "256k";
     /**
-     * UCX's rendezvous threshold where the network is TCP: above every host-path message (a fragment
-     * of at most {@code HostStep.DEFAULT_FRAG_BYTES}, 128 KiB, plus its header), so that all go
-     * eagerly; see "UCX over TCP".
+     * Above every host-path message (a posted part's fragment of at most {@code
+     * HostStep.MAX_PART_FRAG_BYTES}, 512 KiB, plus UCX's headers), so that each arrives in one
+     * receive segment: UCX delivers a message of one segment whole, one of several in pieces that
+     * it copies together.
      */
-    static final String TCP_RNDV_THRESH = "256k";
+    static final String TCP_RX_SEG = "576k";
+    /**
+     * UCX's rendezvous threshold where the network is TCP: the receive segment, above every
+     * host-path message (see {@link #TCP_RX_SEG}), so that all go eagerly; see "UCX over TCP".
+     */
+    static final String TCP_RNDV_THRESH = TCP_RX_SEG;
 
     /**
      * The entries the transport adds to the context's configuration, each unless the configuration

@@ -33,8 +33,13 @@ class UcxContextDefaultsTest {
         assertEquals(null, UcxTransport.contextDefaults(Map.of(), Map.of("UCX_RNDV_THRESH", "8k")::get, false).get("RNDV_THRESH"));
         assertEquals(null, UcxTransport.contextDefaults(Map.of("TLS", "tcp", "RNDV_THRESH", "inf"), k -> null, false)
                 .get("RNDV_THRESH"));
-        // above the host path's largest message (a fragment plus its 48-byte header)
+        // above the host path's largest message (a posted part's fragment, or a blocking round's plus its 48-byte header)
         assertTrue(parse(t) > org.sharp4j.fallback.HostStep.DEFAULT_FRAG_BYTES + 48);
+        assertTrue(parse(t) >= org.sharp4j.fallback.HostStep.MAX_PART_FRAG_BYTES + 64 * 1024);
+        for (int peers = 2; peers <= 4096; peers *= 2) {
+            assertTrue(org.sharp4j.fallback.HostStep.partFragBytes(peers, org.sharp4j.fallback.HostStep.DEFAULT_FRAG_BYTES)
+                    <= org.sharp4j.fallback.HostStep.MAX_PART_FRAG_BYTES);
+        }
     }
 
     private static long parse(String size) {
@@ -47,13 +52,15 @@ class UcxContextDefaultsTest {
     void aTcpNetworkGetsTheLargerSegmentsUnlessTheyAreSet() {
         Map<String, String> d = defaults(Map.of("TLS", "tcp"), Map.of());
         assertEquals("64k", d.get("TX_SEG_SIZE"));
-        assertEquals("256k", d.get("RX_SEG_SIZE"));
+        assertEquals("576k", d.get("RX_SEG_SIZE"));
         // UCX's choice on a host without RDMA devices is TCP: the same segments
         d = UcxTransport.contextDefaults(Map.of(), k -> null, false);
         assertEquals("64k", d.get("TX_SEG_SIZE"));
-        assertEquals("256k", d.get("RX_SEG_SIZE"));
-        // larger than UCX 1.13's own (8 KiB send, 64 KiB receive), and a receive segment holds a whole send segment
+        assertEquals("576k", d.get("RX_SEG_SIZE"));
+        // larger than UCX 1.13's own (8 KiB send, 64 KiB receive), a receive segment holds a whole send segment
+        // and the largest host-path message (a posted part's fragment and UCX's headers) whole
         assertTrue(parse(UcxTransport.TCP_TX_SEG) > 8 * 1024 && parse(UcxTransport.TCP_RX_SEG) >= parse(UcxTransport.TCP_TX_SEG));
+        assertTrue(parse(UcxTransport.TCP_RX_SEG) >= org.sharp4j.fallback.HostStep.MAX_PART_FRAG_BYTES + 64 * 1024);
         assertEquals(UcxTransport.KEEPALIVE_INTERVAL, d.get("KEEPALIVE_INTERVAL"));
         assertEquals(UcxTransport.LOG_LEVEL, d.get("LOG_LEVEL"));
         // from the environment's UCX_TLS, spelled as users do
@@ -63,7 +70,7 @@ class UcxContextDefaultsTest {
         env.put("UCX_TCP_TX_SEG_SIZE", "16k");
         d = defaults(Map.of("TLS", "tcp"), env);
         assertEquals(null, d.get("TX_SEG_SIZE"));
-        assertEquals("256k", d.get("RX_SEG_SIZE"));
+        assertEquals("576k", d.get("RX_SEG_SIZE"));
         d = defaults(Map.of("TLS", "tcp", "RX_SEG_SIZE", "1m", "TCP_TX_SEG_SIZE", "32k"), Map.of());
         assertEquals(null, d.get("RX_SEG_SIZE"));
         assertEquals(null, d.get("TX_SEG_SIZE"));
