@@ -27,7 +27,12 @@ import org.sharp4j.tuning.Collective;
  */
 class PipelinedInterNodeTest {
     static Config cfg(int nodes, int pipeline, String tune) {
-        Config c = Config.defaults().withInterNode("ucx").withWarmupRounds(0).withSlotBytes(4096).withSharedBytes(64 * 1024)
+        return cfg(nodes, pipeline, tune, 0);
+    }
+
+    /** {@code fragment}: {@code sharp4j.internode.fragment} (0: auto, a posted part of 16 such slots is one fragment). */
+    static Config cfg(int nodes, int pipeline, String tune, int fragment) {
+        Config c = Config.defaults().withInterFragment(fragment).withInterNode("ucx").withWarmupRounds(0).withSlotBytes(4096).withSharedBytes(64 * 1024)
                 .withTimeoutNanos(120_000_000_000L).withSimulatedTopology(nodes, 1).withInterPipeline(pipeline);
         return tune == null ? c : c.withTuneOverride(tune);
     }
@@ -36,22 +41,26 @@ class PipelinedInterNodeTest {
         List<Arguments> out = new ArrayList<>();
         for (int nodes = 2; nodes <= 4; nodes++) {
             for (int rpn = 1; rpn <= 2; rpn++) {
-                out.add(Arguments.of(nodes, rpn, 4, "built-in"));
-                out.add(Arguments.of(nodes, rpn, 4, "sra"));
+                out.add(Arguments.of(nodes, rpn, 4, "built-in", 0));
+                out.add(Arguments.of(nodes, rpn, 4, "sra", 0));
             }
         }
-        out.add(Arguments.of(3, 2, 2, "sra"));
-        out.add(Arguments.of(3, 3, 3, "built-in"));
-        out.add(Arguments.of(3, 1, 1, "sra")); // one rank per node without parts in flight: the shared-memory path, one part per chunk
-        out.add(Arguments.of(2, 2, 1, "built-in"));
+        out.add(Arguments.of(3, 2, 2, "sra", 0));
+        out.add(Arguments.of(3, 3, 3, "built-in", 0));
+        out.add(Arguments.of(3, 1, 1, "sra", 0)); // one rank per node without parts in flight: the shared-memory path, one part per chunk
+        out.add(Arguments.of(2, 2, 1, "built-in", 0));
+        // posted parts in fragments of a page (sharp4j.internode.fragment): many per part
+        out.add(Arguments.of(2, 1, 4, "built-in", 4096));
+        out.add(Arguments.of(3, 1, 4, "sra", 4096));
+        out.add(Arguments.of(3, 2, 4, "built-in", 4096));
         return out.stream();
     }
 
-    @ParameterizedTest(name = "{0} nodes x {1} ranks, {2} slots per unit, {3}")
+    @ParameterizedTest(name = "{0} nodes x {1} ranks, {2} slots per unit, {3}, fragment {4}")
     @MethodSource("shapes")
-    void everyTypeOpAndRootBitExact(int nodes, int rpn, int pipeline, String alg) {
+    void everyTypeOpAndRootBitExact(int nodes, int rpn, int pipeline, String alg, int fragment) {
         String tune = alg.equals("sra") ? "allreduce,reduce:0-inf:sra:radix=2" : null;
-        Config c = cfg(nodes, pipeline, tune);
+        Config c = cfg(nodes, pipeline, tune, fragment);
         ThreadRanks.run(nodes * rpn, c, comm -> {
             assertEquals("UCX k-nomial", comm.interNode());
             assertEquals(pipeline, comm.engine().interUnit());

@@ -26,6 +26,8 @@ import org.sharp4j.tuning.TuningTable;
  *   <tr><td>sharp4j.timeout</td><td>how long to wait for a peer before failing, default 300 s</td></tr>
  *   <tr><td>sharp4j.shm.dir</td><td>where segment files live, default /dev/shm</td></tr>
  *   <tr><td>sharp4j.internode</td><td>auto (default), or the id of the inter-node host path to force: shm, ucx</td></tr>
+ *   <tr><td>sharp4j.internode.fragment</td><td>auto (default: up to 512k, see HostStep.partFragBytes), or a size of 4k to 512k in pages:
+ *       the host path's message size for the later parts of long calls; the same on every rank</td></tr>
  *   <tr><td>sharp4j.stores</td><td>auto (default), streaming or ordinary: how a rank writes what others read next in long calls (see StoreChoice)</td></tr>
  *   <tr><td>sharp4j.warmup</td><td>JIT warm-up rounds at creation, default 16, then the hot path heated until compiled, once per JVM (0: off)</td></tr>
  * </table>
@@ -38,6 +40,8 @@ public final class Config {
     public static final int DEFAULT_WARMUP_ROUNDS = 16;
     /** Default of {@code sharp4j.internode.pipeline}. */
     public static final int DEFAULT_INTER_PIPELINE = 4;
+    /** The largest {@code sharp4j.internode.fragment} (the UCX transport's TCP receive segment holds it whole). */
+    public static final int MAX_INTER_FRAGMENT = 512 * 1024;
 
     // Effectively final: only the private copy-and-set methods below write them.
     private int simulatedNodes;
@@ -56,6 +60,8 @@ public final class Config {
     private String longWarmup = "auto";
     private String interNode = "auto";
     private int interPipeline = DEFAULT_INTER_PIPELINE;
+    /** sharp4j.internode.fragment: 0 = auto (the host path's choice). */
+    private int interFragment;
     private String stores = "auto";
 
     private Config() {
@@ -78,6 +84,7 @@ public final class Config {
         c.longWarmup = longWarmup;
         c.interNode = interNode;
         c.interPipeline = interPipeline;
+        c.interFragment = interFragment;
         c.stores = stores;
         return c;
     }
@@ -107,6 +114,10 @@ public final class Config {
         if (interPipeline < 1 || interPipeline > 4) {
             throw new IllegalArgumentException("sharp4j.internode.pipeline must be 1 to 4 (chunks of a long call in flight "
                     + "between nodes, at most the 4 slot sets), got " + interPipeline);
+        }
+        if (interFragment != 0 && (interFragment < 4096 || interFragment > MAX_INTER_FRAGMENT || interFragment % 4096 != 0)) {
+            throw new IllegalArgumentException("sharp4j.internode.fragment must be auto or a multiple of 4096 bytes from 4k to 512k, got "
+                    + interFragment);
         }
         if (!("auto".equals(stores) || "streaming".equals(stores) || "ordinary".equals(stores))) {
             throw new IllegalArgumentException("sharp4j.stores must be auto (chosen per call from this rank's timings), streaming or "
@@ -174,6 +185,16 @@ public final class Config {
                 throw new IllegalArgumentException("must be 1 to 4 (chunks of a long call in flight between nodes, at most the 4 slot sets)");
             }
             return d;
+        });
+        c.interFragment = prop(p, "sharp4j.internode.fragment", "auto", v -> {
+            if ("auto".equalsIgnoreCase(v.trim())) {
+                return 0;
+            }
+            int f = pageMultiple(v, 4096);
+            if (f > MAX_INTER_FRAGMENT) {
+                throw new IllegalArgumentException("must be auto or at most 512k (a multiple of 4096 bytes)");
+            }
+            return f;
         });
         c.stores = prop(p, "sharp4j.stores", "auto", v -> v.trim().toLowerCase(java.util.Locale.ROOT)); // checked in validated()
         return c.validated();
@@ -365,6 +386,7 @@ public final class Config {
         out.add("sharp4j.warmup.long=" + longWarmup);
         out.add("sharp4j.internode=" + interNode);
         out.add("sharp4j.internode.pipeline=" + interPipeline);
+        out.add("sharp4j.internode.fragment=" + (interFragment == 0 ? "auto" : Integer.toString(interFragment)));
         StringBuilder rules = new StringBuilder();
         for (TuningTable.Source src : table.sources()) {
             rules.append(src.level().label()).append(':');
@@ -436,6 +458,21 @@ public final class Config {
      */
     public int interPipeline() {
         return interPipeline;
+    }
+
+    /**
+     * The host path's message size for the posted parts of long calls ({@code
+     * sharp4j.internode.fragment}), or 0 for the host path's own choice ({@code HostStep.partFragBytes}).
+     */
+    public int interFragment() {
+        return interFragment;
+    }
+
+    /** A copy with another {@link #interFragment()} (0: auto, else 4 KiB to 512 KiB in pages). */
+    public Config withInterFragment(int bytes) {
+        Config c = copy();
+        c.interFragment = bytes;
+        return c.validated();
     }
 
     /** A copy with another {@link #interPipeline()} (1 to 4). */

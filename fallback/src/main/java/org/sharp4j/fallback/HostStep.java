@@ -90,11 +90,14 @@ import org.sharp4j.tuning.CompiledTable;
  * the cost of a message is mostly per system call and per socket buffer, not per byte. A C
  * exchange of 4 MiB each way between two hosts of the netns rig took 807-822 us in 128 KiB sends,
  * 598-602 us in 512 KiB sends and 547-560 us in 2 MiB sends; sharp4j's 2-host Allreduce, best of
- * two alternating runs against Open MPI's C library: 1.32-1.54x its time at 1-4 MiB with 128 KiB
- * fragments, 1.00-1.27x with 512 KiB fragments (SRA at 2 nodes from 2 MiB). The transport keeps
- * such messages eager and in one piece (UCX's receive segment and rendezvous threshold,
+ * two alternating runs against Open MPI's C library under cubic: 1.20-1.48x its time at 1-16 MiB
+ * with 128 KiB fragments, 0.94-1.28x with 512 KiB fragments (and parts of 1 MiB). The transport
+ * keeps such messages eager and in one piece (UCX's receive segment and rendezvous threshold,
  * {@code UcxTransport}). Scratch per part: {@code 2 (k-1)} of them, at most
- * {@value #PART_SCRATCH_BYTES} bytes.
+ * {@value #PART_SCRATCH_BYTES} bytes. Under a TCP that paces long back-to-back flows at their
+ * measured delivery rate (bbr on a 2-vCPU VM that also carries the network) the larger messages
+ * took 1.4-2.1x the time of 128 KiB ones: {@code sharp4j.internode.fragment} sets the size
+ * (job-wide; the README's "UCX host path").
  *
  * <p>A barrier is the header-only spine itself (radix kc: the table's barrier radix is not used).
  * After a mismatch the step stays usable (every message of the call was matched). A receive
@@ -122,7 +125,7 @@ public final class HostStep implements RecoverableStep {
      * The largest payload per fragment of a posted part ({@link #post}; see "Large fragments" in the
      * class comment): the step takes {@link #partFragBytes(int, int)} of it.
      */
-    public static final int MAX_PART_FRAG_BYTES = 512 * 1024;
+    public static final int MAX_PART_FRAG_BYTES = org.sharp4j.Config.MAX_INTER_FRAGMENT;
     /** Scratch bytes per posted part that {@link #partFragBytes(int, int)} keeps to: {@code 2 (k-1)} fragments. */
     static final int PART_SCRATCH_BYTES = 2 * 1024 * 1024;
     /** Parts of long calls in flight at once ({@link #post}), unless told otherwise. */

@@ -61,7 +61,8 @@ public final class UcxProvider implements InterNodeProvider {
                         + " lanes UCX picked)", t.peers(), UcxTransport.describeConfig(ucx), lib != null ? lib : "(path unknown)");
             }
             return new HostStep(t, table, ctx.waiter(), name(), HostStep.DEFAULT_FRAG_BYTES, ctx.config().interPipeline(),
-                    HostStep.partFragBytes(t.peers(), HostStep.DEFAULT_FRAG_BYTES));
+                    ctx.config().interFragment() > 0 ? ctx.config().interFragment()
+                            : HostStep.partFragBytes(t.peers(), HostStep.DEFAULT_FRAG_BYTES));
         } catch (RuntimeException | Error e) {
             t.close();
             throw e;
