@@ -183,9 +183,10 @@ public final class UcxTransport implements Transport {
      * Above every host-path message (a posted part's fragment of at most {@code
      * HostStep.MAX_PART_FRAG_BYTES}, 512 KiB, plus UCX's headers), so that each arrives in one
      * receive segment: UCX delivers a message of one segment whole, one of several in pieces that
-     * it copies together.
+     * it copies together. Derived from the largest fragment (64 KiB above it: 576k), so the two
+     * cannot drift apart.
      */
-    static final String TCP_RX_SEG = "576k";
+    static final String TCP_RX_SEG = (org.sharp4j.Config.MAX_INTER_FRAGMENT / 1024 + 64) + "k";
     /**
      * UCX's rendezvous threshold where the network is TCP: the receive segment, above every
      * host-path message (see {@link #TCP_RX_SEG}), so that all go eagerly; see "UCX over TCP".
