@@ -48,6 +48,15 @@ class TuningTableTest {
         assertEquals(Algorithm.SRA, TuningTable.builtIn().compile(3, 1).interAlgorithm(AR, 524288));
         assertEquals(Algorithm.KNOMIAL, three.interAlgorithm(AR, 1L << 30));
         assertEquals(Algorithm.KNOMIAL, TuningTable.builtIn().compile(2, 4).interAlgorithm(AR, 1L << 30));
+        // two nodes of one rank: recursive doubling up to 512 KiB, SRA radix 2 from there (Allreduce only)
+        CompiledTable twoSolo = TuningTable.builtIn().compile(2, 1);
+        assertEquals(Algorithm.KNOMIAL, twoSolo.interAlgorithm(AR, 524287));
+        assertEquals(2, twoSolo.interRadix(AR, 524287));
+        assertEquals(Algorithm.SRA, twoSolo.interAlgorithm(AR, 524288));
+        assertEquals(2, twoSolo.interRadix(AR, 524288));
+        assertEquals(Algorithm.SRA, twoSolo.interAlgorithm(AR, 1L << 30));
+        assertEquals(Algorithm.KNOMIAL, twoSolo.interAlgorithm(Collective.REDUCE, 1L << 30));
+        assertEquals(Algorithm.KNOMIAL, TuningTable.builtIn().compile(2, 2).interAlgorithm(AR, 1L << 30));
         assertEquals(0, t.sharpMaxBytes(AR));
         CompiledTable big = TuningTable.builtIn().compile(4, 4);
         assertEquals(Algorithm.SHARP, big.interAlgorithm(AR, 2047));
