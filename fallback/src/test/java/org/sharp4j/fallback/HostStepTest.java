@@ -266,6 +266,66 @@ class HostStepTest {
         }
     }
 
+    /**
+     * A posted round that folds with one peer and reads this node's data from a separate source
+     * receives the peer's fragments into the buffer and folds there (PostedRounds' "One peer's
+     * fragments straight into the result"); a source that is another view of the buffer's memory
+     * (an in-place call the identity check cannot see) must not: the receive would overwrite data
+     * this node still sends and folds. Both give the exact sums, the first with receives into the
+     * buffer, the second with none there.
+     */
+    @Test
+    void onePeersFragmentsLandInTheBufferOnlyWhenTheSourceSharesNoMemoryWithIt() {
+        final int frag = 512;
+        final int count = 700; // several fragments of doubles, a partial last one
+        for (Collective c : new Collective[] {Collective.ALLREDUCE, Collective.REDUCE}) {
+            for (boolean aliased : new boolean[] {false, true}) {
+                MemTransport.Mesh mesh = MemTransport.Mesh.of(2);
+                String what = c + (aliased ? ", source a view of the buffer" : ", separate source");
+                Team.runOk(2, 60_000, node -> {
+                    try (HostStep step = new HostStep(mesh.end(node), Team.table("allreduce,reduce:0-inf:knomial:radix=2", 2),
+                            Team.waiter(LONG_TIMEOUT, null, node), "t", frag, 2)) {
+                        long desc = c == Collective.REDUCE ? red(DataType.DOUBLE, Op.SUM, 2 * count, 0) : ar(DataType.DOUBLE, Op.SUM, 2 * count);
+                        CallStatus st = new CallStatus();
+                        ByteBuffer first = buf(count * 8);
+                        Inputs.fill(first, 0, DataType.DOUBLE, Op.SUM, 9, node, count);
+                        if (c == Collective.REDUCE) {
+                            step.reduce(first, 0, count, DataType.DOUBLE, Op.SUM, 0, desc, st, false);
+                        } else {
+                            step.allreduce(first, 0, count, DataType.DOUBLE, Op.SUM, desc, st, false);
+                        }
+                        ByteBuffer out = buf((count + 5) * 8);
+                        ByteBuffer src;
+                        int srcOff;
+                        if (aliased) {
+                            src = out.duplicate().order(out.order()); // the same memory, another object
+                            srcOff = 5 * 8;
+                        } else {
+                            src = buf((count + 3) * 8);
+                            srcOff = 3 * 8;
+                            for (int i = 0; i < count + 5; i++) {
+                                out.putLong(i * 8, 0x7ff8deadbeef0000L + i); // NaNs: garbage that a sum would carry
+                            }
+                        }
+                        Inputs.fill(src, srcOff, DataType.DOUBLE, Op.SUM, 11, node, count);
+                        mesh.end(node).watched = out;
+                        int h = step.post(c, src, srcOff, out, 5 * 8, count, DataType.DOUBLE, Op.SUM, 0, desc, st);
+                        step.await(h);
+                        assertTrue(st.ok(), what);
+                        if (aliased) {
+                            assertEquals(0, mesh.end(node).recvsIntoWatched, what + ": a receive into the buffer, node " + node);
+                        } else if (c == Collective.ALLREDUCE || node == 0) { // a Reduce's leaf only sends
+                            assertTrue(mesh.end(node).recvsIntoWatched > 0, what + ": no receive into the buffer, node " + node);
+                        }
+                        if (c == Collective.ALLREDUCE || node == 0) {
+                            assertNull(Inputs.check(out, 5 * 8, DataType.DOUBLE, Op.SUM, 11, 2, count), what + ", node " + node);
+                        }
+                    }
+                });
+            }
+        }
+    }
+
     /** Node {@code odd} calls something else than the others; every node must end with the same mismatch. */
     interface Call {
         void run(HostStep s, int node, CallStatus st);

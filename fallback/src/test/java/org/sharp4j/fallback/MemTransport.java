@@ -152,6 +152,9 @@ final class MemTransport implements Transport {
     private boolean closed;
     // statistics and fault injection (owner thread only)
     long sends;
+    /** Receives posted into {@link #watched} (a test's buffer: which receives land where). */
+    ByteBuffer watched;
+    int recvsIntoWatched;
     long bytesSent;
     private int oversizeIn;
     private long jitter;
@@ -283,6 +286,9 @@ final class MemTransport implements Transport {
     @Override
     public int recv(int p, long tg, ByteBuffer b, int o, int l) {
         checkAlive();
+        if (b == watched) {
+            recvsIntoWatched++;
+        }
         int h = alloc(RECV, p, tg, b, o, l);
         synchronized (mesh.lock) {
             int sid = mesh.take(mesh.unexpHead, mesh.unexpTail, me, p, me, tg);
