@@ -71,6 +71,11 @@ import org.slf4j.LoggerFactory;
  * </ul>
  */
 public final class Engine implements Waiter.FailureProbe, AutoCloseable {
+    /**
+     * The program's other communication library's progress ({@link Bootstrap#progress}), or null;
+     * the waits past their spin budget call it ({@link #outsideProgress}).
+     */
+    private final Runnable outside;
     private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
 
     final int rank;
@@ -262,6 +267,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     }
 
     private Engine(Bootstrap boot, Config cfg) {
+        this.outside = boot.progress();
         this.rank = boot.rank();
         this.size = boot.size();
         CpuTopology cpu = CpuTopology.detect();
@@ -1362,6 +1368,14 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         long stale = Math.min(1_000_000_000L, Math.max(100_000_000L, timeoutNanos / 4));
         int line = node.progress(topo.localIndex(r));
         return Flags.volatileGet(node.buf, line + P_WAITS_FOR) >= 0 && now - Flags.volatileGet(node.buf, line + P_HEARTBEAT) <= stale;
+    }
+
+    @Override
+    public void outsideProgress() {
+        Runnable p = outside;
+        if (p != null) {
+            p.run();
+        }
     }
 
     @Override

@@ -10,6 +10,10 @@ import java.util.concurrent.locks.LockSupport;
  * milliseconds asks the {@link FailureProbe} whether a peer died or the job was aborted, so a dead
  * peer is reported quickly and a stuck one after the timeout; nothing waits forever.
  *
+ * <p>Past the spin budget a wait also drives the program's other communication library every
+ * {@link #OUTSIDE_PROGRESS_NANOS} ({@link FailureProbe#outsideProgress}): MPI, when sharp4j runs
+ * next to it, so that what MPI queued on this rank moves while this rank waits in sharp4j.
+ *
  * <p>An interrupted thread keeps waiting (a collective cannot be left half done) but parks
  * properly: its interrupt status is cleared while it parks and set again when the wait ends.
  */
@@ -26,7 +30,24 @@ public final class Waiter {
         /** Called when a wait that called {@link #check} at least once ends (successfully or not). */
         default void waitEnded() {
         }
+
+        /**
+         * Called every {@link #OUTSIDE_PROGRESS_NANOS} while a wait is past its spin budget (yielding
+         * or parking), first when it has lasted that long: drives the other communication library
+         * the program uses, if any ({@link org.sharp4j.bootstrap.Bootstrap#progress}). Must not throw.
+         */
+        default void outsideProgress() {
+        }
     }
+
+    /**
+     * How often a wait past its spin budget drives the program's other communication library
+     * ({@link FailureProbe#outsideProgress}): often enough that data it queued moves at a useful
+     * rate (an MPI progress call writes what the sockets take), rarely enough that its cost (an
+     * {@code MPI_Iprobe}: a JNI call and the library's progress, about a microsecond) stays a few
+     * percent of a yielding wait and nothing of a spinning one.
+     */
+    public static final long OUTSIDE_PROGRESS_NANOS = 20_000;
 
     /**
      * Something other than a flag word to wait for, e.g. a network request (the inter-node host
@@ -138,6 +159,7 @@ public final class Waiter {
         boolean probed = false;
         try {
             long nextProbe = start + probeIntervalNanos;
+            long nextOutside = start + OUTSIDE_PROGRESS_NANOS; // a wait shorter than that never calls it
             long parkNanos = 1_000;
             while (true) {
                 long now = System.nanoTime();
@@ -156,6 +178,10 @@ public final class Waiter {
                     nextProbe = now + probeIntervalNanos;
                     probed = true;
                     probe.check(awaitedRank, waited, policy.timeoutNanos);
+                }
+                if (now - nextOutside >= 0) {
+                    nextOutside = now + OUTSIDE_PROGRESS_NANOS;
+                    probe.outsideProgress();
                 }
             }
         } finally {
@@ -205,6 +231,7 @@ public final class Waiter {
         boolean probed = false;
         try {
             long nextProbe = start + probeIntervalNanos;
+            long nextOutside = start + OUTSIDE_PROGRESS_NANOS; // a wait shorter than that never calls it
             long parkNanos = 1_000;
             while (true) {
                 long now = System.nanoTime();
@@ -224,6 +251,10 @@ public final class Waiter {
                     nextProbe = now + probeIntervalNanos;
                     probed = true;
                     probe.check(awaitedRank, waited, policy.timeoutNanos);
+                }
+                if (now - nextOutside >= 0) {
+                    nextOutside = now + OUTSIDE_PROGRESS_NANOS;
+                    probe.outsideProgress();
                 }
             }
         } finally {

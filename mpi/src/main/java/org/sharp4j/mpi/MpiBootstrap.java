@@ -95,6 +95,54 @@ public final class MpiBootstrap implements Bootstrap {
         }
     }
 
+    /**
+     * MPI's progress for sharp4j's long waits ({@link Bootstrap#progress}): an {@code MPI_Iprobe}
+     * on {@code MPI_COMM_WORLD} (Open MPI's progress is the process's, whatever the communicator;
+     * the world communicator outlives any other the program may free), only from the thread that
+     * set the communicator up unless MPI runs {@code MPI_THREAD_MULTIPLE}, never after
+     * {@code MPI_Finalize}. It matches nothing sharp4j sends and consumes nothing: a probe leaves a
+     * message where it is. A failing call turns it off.
+     */
+    @Override
+    public Runnable progress() {
+        return new MpiProgress();
+    }
+
+    static final class MpiProgress implements Runnable {
+        /** The tag probed for; a program's message of this tag is only looked at, never taken. */
+        static final int TAG = 32_767;
+        private final Thread owner = Thread.currentThread();
+        private final boolean anyThread;
+        /** Set once MPI is finalized or a call failed; read and written by the waiting threads only. */
+        private volatile boolean off;
+
+        MpiProgress() {
+            boolean multiple;
+            try {
+                multiple = MPI.queryThread() == MPI.THREAD_MULTIPLE;
+            } catch (MPIException e) {
+                multiple = false;
+            }
+            this.anyThread = multiple;
+        }
+
+        @Override
+        public void run() {
+            if (off || !anyThread && Thread.currentThread() != owner) {
+                return;
+            }
+            try {
+                if (MPI.isFinalized()) {
+                    off = true;
+                    return;
+                }
+                MPI.COMM_WORLD.iProbe(MPI.ANY_SOURCE, TAG);
+            } catch (MPIException | RuntimeException e) {
+                off = true;
+            }
+        }
+    }
+
     /** The communicator this bootstrap exchanges over. */
     public Intracomm comm() {
         return comm;

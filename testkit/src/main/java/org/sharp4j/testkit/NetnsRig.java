@@ -27,6 +27,8 @@ public final class NetnsRig {
     public final String net;
     /** RIG_ID, RIG_NET, and UCX_LOG_LEVEL=error (UCX 1.13's version warning goes to stdout, where the results are). */
     public final Map<String, String> env;
+    /** The hosts' TCP congestion control ({@code RIG_CC}), or null: the machine's default. */
+    private final String cc;
     private final Path script;
     private final Path rsh;
     private Path hostfile;
@@ -38,9 +40,21 @@ public final class NetnsRig {
      * @param netBase the first two octets of its /24 (e.g. {@code 10.232}); the third comes from the pid
      */
     public NetnsRig(String prefix, String netBase) {
+        this(prefix, netBase, null);
+    }
+
+    /**
+     * A rig whose hosts use TCP congestion control {@code cc} (the script's {@code RIG_CC}) where this
+     * kernel has it, else the machine's default (then {@link #congestionControl()} is null). A new
+     * namespace inherits the machine's default, which differs between machines (Debian's cubic, bbr on
+     * some VM images) and changes how TCP paces long flows; a test whose subject depends on it says which.
+     */
+    public NetnsRig(String prefix, String netBase, String cc) {
         this.id = prefix + PID % 100_000;
         this.net = netBase + "." + PID % 250;
-        this.env = Map.of("RIG_ID", id, "RIG_NET", net, "UCX_LOG_LEVEL", "error");
+        this.cc = cc != null && available(cc) ? cc : null;
+        this.env = this.cc == null ? Map.of("RIG_ID", id, "RIG_NET", net, "UCX_LOG_LEVEL", "error")
+                : Map.of("RIG_ID", id, "RIG_NET", net, "UCX_LOG_LEVEL", "error", "RIG_CC", this.cc);
         Path top = Path.of("").toAbsolutePath();
         while (top != null && !Files.isRegularFile(top.resolve(".ci/netns-rig.sh"))) {
             top = top.getParent();
@@ -52,6 +66,20 @@ public final class NetnsRig {
         this.rsh = top.resolve(".ci/netns-rsh");
         if (!Files.isExecutable(rsh)) {
             throw new IllegalStateException(rsh + " must exist and be executable");
+        }
+    }
+
+    /** The hosts' TCP congestion control if one was asked for and is available, else null (the machine's default). */
+    public String congestionControl() {
+        return cc;
+    }
+
+    private static boolean available(String cc) {
+        try {
+            String all = Files.readString(Path.of("/proc/sys/net/ipv4/tcp_available_congestion_control"));
+            return java.util.Arrays.asList(all.trim().split("\\s+")).contains(cc);
+        } catch (IOException e) {
+            return false;
         }
     }
 

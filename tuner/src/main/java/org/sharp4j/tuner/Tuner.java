@@ -598,6 +598,11 @@ public final class Tuner {
         }
 
         @Override
+        public Runnable progress() {
+            return job.progress(); // the job's library: a node's communicator waits next to it too
+        }
+
+        @Override
         public void close() {
             // the job's bootstrap stays open: its owner closes it
         }
