@@ -46,7 +46,7 @@ class LongPathBytesTest {
     @Test
     void severalNodesAddTheInterNodeAlgorithmsOfTheTable() {
         Map<String, long[]> got = paths(3, CFG.withSimulatedTopology(3, 1));
-        // between 3 nodes the built-in Allreduce runs k-nomial below 512 KiB, SRA from there; 128 KiB is the
+        // between 3 nodes the built-in Allreduce runs k-nomial radix 2 at every size; 128 KiB is the
         // several-chunk path (two slots); tiled (not pipelined: one node only) from 16 KiB + 1
         assertArrayEquals(new long[] {8192, 32768, 131072}, got.get("allreduce"));
         // with SRA from 16 KiB (the table below 2026-11-27), 16 KiB is the tree inside the node but SRA between

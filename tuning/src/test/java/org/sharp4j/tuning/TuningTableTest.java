@@ -35,8 +35,8 @@ class TuningTableTest {
         assertEquals(2, t.treeRadix(AR, 1000));
         assertEquals(16384, t.summary().tiledThresholdBytes());
         assertEquals(2, t.summary().treeRadix());
-        // inter-node: k-nomial radix 2 below 64k (512k at 3 nodes), SRA radix 4 from there, k-nomial at every
-        // size between 2 nodes; SHARP only from 4 nodes
+        // inter-node: k-nomial radix 2 below 64k (at every size on 3 nodes), SRA radix 4 from there, k-nomial
+        // between 2 nodes (SRA radix 2 from 512k with one rank per node); SHARP only from 4 nodes
         assertEquals(Algorithm.KNOMIAL, t.interAlgorithm(AR, 65535));
         assertEquals(2, t.interRadix(AR, 65535));
         assertEquals(Algorithm.SRA, t.interAlgorithm(AR, 65536));
@@ -45,7 +45,13 @@ class TuningTableTest {
         assertEquals(Algorithm.KNOMIAL, three.interAlgorithm(AR, 524287));
         assertEquals(2, three.interRadix(AR, 524287));
         assertEquals(Algorithm.KNOMIAL, three.interAlgorithm(AR, 524288), "several ranks per node: a slot per part");
-        assertEquals(Algorithm.SRA, TuningTable.builtIn().compile(3, 1).interAlgorithm(AR, 524288));
+        CompiledTable threeSolo = TuningTable.builtIn().compile(3, 1);
+        assertEquals(Algorithm.KNOMIAL, threeSolo.interAlgorithm(AR, 524288), "one rank per node: radix 2 too");
+        assertEquals(2, threeSolo.interRadix(AR, 1L << 30));
+        assertEquals(4, threeSolo.interRadix(Collective.REDUCE, 262143));
+        assertEquals(2, threeSolo.interRadix(Collective.REDUCE, 262144));
+        assertEquals(4, TuningTable.builtIn().compile(4, 1).interRadix(Collective.REDUCE, 1L << 30), "radix 2 at 3 nodes only");
+        assertEquals(Algorithm.SRA, TuningTable.builtIn().compile(4, 1).interAlgorithm(AR, 524288));
         assertEquals(Algorithm.KNOMIAL, three.interAlgorithm(AR, 1L << 30));
         assertEquals(Algorithm.KNOMIAL, TuningTable.builtIn().compile(2, 4).interAlgorithm(AR, 1L << 30));
         // two nodes of one rank: recursive doubling up to 512 KiB, SRA radix 2 from there (Allreduce only)
