@@ -35,8 +35,8 @@ import org.sharp4j.fallback.transport.Transport;
  * folded. Why: every byte received through UCX is copied out of its receive buffer; into the
  * scratch, that copy wrote lines the fold then read back and the result's lines were written
  * again; into the result, the fold reads lines just written and writes them once. Measured on the
- * netns rig (2 hosts x 1 rank, alternating runs, 3 rounds, TCP): Allreduce 0.87-0.97x the time of
- * the scratch path at 512 KiB-16 MiB, Reduce 0.83-0.97x. The source and the buffer must not share
+ * netns rig (2 hosts x 1 rank, alternating runs, 3 rounds, TCP): Allreduce 0.87-0.99x the time of
+ * the scratch path at 512 KiB-16 MiB (one 2 MiB row 0.68), Reduce 0.83-0.97x. The source and the buffer must not share
  * memory, or the receive would overwrite what this node still sends and folds: checked by their
  * extents ({@link #disjoint}), not just by identity.
  *
