@@ -24,7 +24,8 @@ package org.sharp4j.coll;
  * <h2>How</h2>
  * Per size class (powers of two from {@link Payload#STREAM_MIN_BYTES}) this rank keeps the time
  * per byte of its last three calls with each kind of store, and takes their median as the kind's
- * cost (so one descheduled call, however long, cannot flip the choice). A call takes the kind
+ * cost (so one descheduled call, however long, cannot flip the choice); a class's first two calls
+ * stream and the next two take ordinary stores, which gives both kinds a cost ({@link #cost}). A call takes the kind
  * with the lower cost, and every {@link #EXPLORE}th call of a class the other one, so that a
  * change of placement shows after two explorations: about {@code 2 x EXPLORE} calls. The cost in
  * a steady placement is that one call in {@code EXPLORE} takes the slower kind (the P50 does not
@@ -86,13 +87,7 @@ final class StoreChoice {
             return always;
         }
         final int c = sizeClass(bytes);
-        if (nStreaming[c] == 0) {
-            return true; // first measure each kind once, streaming first (the usual winner on separate cores)
-        }
-        if (nOrdinary[c] == 0) {
-            return false;
-        }
-        final boolean better = cost(lastStreaming, nStreaming[c], c) <= cost(lastOrdinary, nOrdinary[c], c);
+        final boolean better = cost(lastStreaming, c) <= cost(lastOrdinary, c);
         return ++calls[c] % EXPLORE == 0 ? !better : better;
     }
 
@@ -110,16 +105,20 @@ final class StoreChoice {
         }
     }
 
-    /** The median of a class's last three samples (of fewer: their mean); n >= 1. */
-    private static double cost(double[] last, long n, int c) {
+    /**
+     * The median of a class's last three samples, the ones not yet taken counting as 0: so a class's
+     * first two calls stream (streaming's cost stays 0 until it has two samples), the next two take
+     * ordinary stores, and from then the kinds compete, with no branch on how many samples there
+     * are. Why no such branch: C2 compiles a branch the profile never saw taken as a trap, and the
+     * first calls of a class are rare; the heating runs up to about 1 MiB, so a program's first
+     * call of a larger class (a 16 MiB Reduce, say) threw away the compiled algorithm this is
+     * inlined into (LogCompilation: unstable_if in {@code streaming}, inlined into {@code
+     * PipelinedAlgorithm.run}), and while the 4 ranks' JVMs recompiled it on 2 CPUs their calls
+     * took 30-80 ms against a median of 8.
+     */
+    private static double cost(double[] last, int c) {
         final double a = last[c * 3];
-        if (n == 1) {
-            return a;
-        }
         final double b = last[c * 3 + 1];
-        if (n == 2) {
-            return (a + b) / 2;
-        }
         final double d = last[c * 3 + 2];
         return Math.max(Math.min(a, b), Math.min(Math.max(a, b), d));
     }
