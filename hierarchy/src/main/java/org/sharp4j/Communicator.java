@@ -118,12 +118,16 @@ public final class Communicator implements AutoCloseable {
      * 32 B averaged 20-30 us against a P50 of 0.3, P99 2 ms.
      */
     private int heat() {
-        long[] flag = {Engine.heatedInThisJvm() ? 0 : 1, 0};
+        // whether to heat at all, and whether to run the long paths too (Config.longWarmup: a rank whose node is
+        // oversubscribed asks for them, and then every rank runs them, so that all make the same calls)
+        long[] flag = {Engine.heatedInThisJvm() ? 0 : 1,
+                engine.config().longWarmup(topology().nodeCount(), engine.oversubscribed()) ? 1 : 0};
         long[] agreed = new long[2];
-        allreduce(flag, 0, agreed, 0, 1, Op.MAX);
+        allreduce(flag, 0, agreed, 0, 2, Op.MAX);
         if (agreed[0] == 0) {
             return 0;
         }
+        final boolean heatLongPaths = agreed[1] != 0;
         long t0 = System.nanoTime();
         long slept = 0; // in the JIT settles between phases: not counted against the budget
         int phase = 0;
@@ -188,7 +192,7 @@ public final class Communicator implements AutoCloseable {
                 break;
             }
         }
-        if (engine.config().longWarmup(topology().nodeCount())) { // a job-wide setting (Config.jobWideSettings)
+        if (heatLongPaths) {
             longHeatCalls = heatLong(flag, agreed);
         }
         return calls;
@@ -217,10 +221,10 @@ public final class Communicator implements AutoCloseable {
         PathProbes() {
             long max = 8;
             for (long b : arBytes) {
-                max = Math.max(max, b);
+                max = Math.max(max, Engine.heatPathBytes(b));
             }
             for (long b : rdBytes) {
-                max = Math.max(max, b);
+                max = Math.max(max, Engine.heatPathBytes(b));
             }
             in = ByteBuffer.allocateDirect((int) max).order(ByteOrder.nativeOrder());
             out = ByteBuffer.allocateDirect((int) max).order(ByteOrder.nativeOrder());
@@ -229,10 +233,20 @@ public final class Communicator implements AutoCloseable {
         /** One Allreduce and one Reduce (root rotating with {@code k}) of DOUBLE SUM per path; the same calls on every rank. */
         void run(int k) {
             for (long b : arBytes) {
-                allreduce(in, 0, out, 0, (int) (b / 8), DataType.DOUBLE, Op.SUM);
+                engine.heatPath(b);
+                try {
+                    allreduce(in, 0, out, 0, (int) (Engine.heatPathBytes(b) / 8), DataType.DOUBLE, Op.SUM);
+                } finally {
+                    engine.heatPath(0);
+                }
             }
             for (long b : rdBytes) {
-                reduce(in, 0, out, 0, (int) (b / 8), DataType.DOUBLE, Op.SUM, k % size());
+                engine.heatPath(b);
+                try {
+                    reduce(in, 0, out, 0, (int) (Engine.heatPathBytes(b) / 8), DataType.DOUBLE, Op.SUM, k % size());
+                } finally {
+                    engine.heatPath(0);
+                }
             }
         }
     }
@@ -260,7 +274,7 @@ public final class Communicator implements AutoCloseable {
      * compile, at most {@value #HEAT_LONG_BLOCKS} blocks, and rank 0 stops it after 1.5 s of calls
      * (the settles do not count); the decisions are agreed, so every rank runs the same calls.
      * Runs where {@code sharp4j.warmup.long} says so ({@link Config#longWarmup}: by default when the
-     * job spans several nodes). Returns the long calls per collective.
+     * job spans several nodes or a node has more ranks than CPUs). Returns the long calls per collective.
      *
      * <p>Why: heated with small calls only, C2 compiled these paths (about 40 methods:
      * {@code TiledAlgorithm.run}, {@code HostStep.post}, {@code Exchange.dataRound}, the UCX
@@ -280,14 +294,18 @@ public final class Communicator implements AutoCloseable {
         long[] rdBytes = rankZeroSizes(engine.longPathBytes(Collective.REDUCE, HEAT_MID_BYTES[HEAT_MID_BYTES.length - 1]));
         int maxBytes = 0;
         for (long b : arBytes) {
-            maxBytes = (int) Math.max(maxBytes, b);
+            maxBytes = (int) Math.max(maxBytes, Engine.heatPathBytes(b));
         }
         for (long b : rdBytes) {
-            maxBytes = (int) Math.max(maxBytes, b);
+            maxBytes = (int) Math.max(maxBytes, Engine.heatPathBytes(b));
         }
         if (maxBytes == 0) {
             return 0;
         }
+        // every other call one of the several-chunk paths (e.g. the 4-rank direct Reduce and the pipelined one,
+        // its segment forced), in turn
+        long[] arLong = longest(arBytes);
+        long[] rdLong = longest(rdBytes);
         DataType[] types = DataType.values();
         Op[] ops = Op.values();
         Object[] ins = {new int[maxBytes / 4], new long[maxBytes / 8], new float[maxBytes / 4], new double[maxBytes / 8]};
@@ -309,12 +327,14 @@ public final class Communicator implements AutoCloseable {
                 // k >> 1, not k: the longest path is every odd k, and k % size put all its Reduces on one root
                 // (2 ranks: rank 1), so the other roles in its parts' rounds were never heated
                 int root = (k >> 1) % size;
-                // every other call the longest path (several chunks: the chunk loops and phase 3's pipelined parts)
-                long ab = (k & 1) == 1 ? arBytes[arBytes.length - 1] : arBytes[(k >> 1) % arBytes.length];
-                heatCall(Collective.ALLREDUCE, (int) (ab / t.size), t, op, 0, form, ins, outs, hb);
+                // every other call a path at the longest size (several chunks: the chunk loops and phase 3's pipelined
+                // parts), each for a whole turn of the roots before the next
+                int longTurn = (k >> 1) / size;
+                long ab = (k & 1) == 1 ? arLong[longTurn % arLong.length] : arBytes[(k >> 1) % arBytes.length];
+                heatPathCall(Collective.ALLREDUCE, ab, t, op, 0, form, ins, outs, hb);
                 if (rdBytes.length > 0) {
-                    long rb = (k & 1) == 1 ? rdBytes[rdBytes.length - 1] : rdBytes[(k >> 1) % rdBytes.length];
-                    heatCall(Collective.REDUCE, (int) (rb / t.size), t, op, root, form, ins, outs, hb);
+                    long rb = (k & 1) == 1 ? rdLong[longTurn % rdLong.length] : rdBytes[(k >> 1) % rdBytes.length];
+                    heatPathCall(Collective.REDUCE, rb, t, op, root, form, ins, outs, hb);
                 }
             }
             long s0 = System.nanoTime();
@@ -328,6 +348,21 @@ public final class Communicator implements AutoCloseable {
             if (agreed[0] != 0 || agreed[1] == 0) {
                 return block * HEAT_LONG_BLOCK;
             }
+        }
+    }
+
+    /** The paths of {@code paths} ({@link Engine#longPathBytes}) of several chunks. */
+    private long[] longest(long[] paths) {
+        return java.util.Arrays.stream(paths).filter(engine::heatPathSeveralChunks).toArray();
+    }
+
+    /** {@link #heatCall} on a path of {@link Engine#longPathBytes}: its size, and the table segment and chunk it forces if any. */
+    private void heatPathCall(Collective c, long path, DataType t, Op op, int root, int form, Object[] ins, Object[] outs, HeatBuffers hb) {
+        engine.heatPath(path);
+        try {
+            heatCall(c, (int) (Engine.heatPathBytes(path) / t.size), t, op, root, form, ins, outs, hb);
+        } finally {
+            engine.heatPath(0);
         }
     }
 

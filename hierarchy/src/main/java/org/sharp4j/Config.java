@@ -163,7 +163,7 @@ public final class Config {
         c.longWarmup = prop(p, "sharp4j.warmup.long", "auto", v -> {
             String m = v.trim().toLowerCase(java.util.Locale.ROOT);
             if (!(m.equals("auto") || m.equals("on") || m.equals("off"))) {
-                throw new IllegalArgumentException("must be auto (on when the job spans several nodes), on or off");
+                throw new IllegalArgumentException("must be auto (on when the job spans several nodes or a node has more ranks than CPUs), on or off");
             }
             return m;
         });
@@ -488,16 +488,22 @@ public final class Config {
     }
 
     /**
-     * Whether the heating at creation also runs the long-message paths until C2 compiled them
-     * ({@code sharp4j.warmup.long}): {@code on}, {@code off}, or {@code auto} (the default): on when
-     * the job spans several nodes. Why not always: long calls in the heating leave their branches
-     * and types in the profiles of the methods small calls share (the entry points, the dispatch,
-     * the waits), and C2 compiles those for both; on one node, 2 ranks, small calls measured up to
-     * 1.3-2x slower (OSU ports, 8 B-512 B, P50, same runs), where a call costs 0.2-0.5 us. Between
-     * nodes a call costs tens of microseconds, and the long paths' compilations during a program
-     * cost 4-12 ms calls.
+     * Whether this rank asks the heating at creation to run the long-message paths too, until C2
+     * compiled them ({@code sharp4j.warmup.long}): {@code on}, {@code off}, or {@code auto} (the
+     * default): on when the job spans several nodes or this rank's node runs more ranks than it has
+     * CPUs ({@code oversubscribed}); the heating runs them when any rank asks (the ranks agree on it
+     * first). Why not always: long calls in the heating leave their branches and types in the
+     * profiles of the methods small calls share (the entry points, the dispatch, the waits), and C2
+     * compiles those for both; on one node, 2 ranks on 2 CPUs, small calls took 1.1-1.35x their time
+     * (Allreduce 8-128 B, P50, the median of 5 runs each, alternating; 1.8-2x in an earlier
+     * measurement). Between nodes a call costs tens of microseconds, and the long paths' compilations
+     * during a program cost 4-12 ms calls. With more ranks than CPUs the compilations during a program
+     * took the CPUs from ranks that all wait for each other: 4 ranks on 2 CPUs, the first 100-200 calls
+     * of 4-16 MiB took 30-80 ms against a median of 7-10 (OSU port P99 34-77 ms, average 1.6-2x the
+     * run with the long heating), while small calls there took 0.72-0.94x their time without it (8 B-4
+     * KiB, P50, the median of 4 runs each).
      */
-    public boolean longWarmup(int nodes) {
-        return "on".equals(longWarmup) || "auto".equals(longWarmup) && nodes > 1;
+    public boolean longWarmup(int nodes, boolean oversubscribed) {
+        return "on".equals(longWarmup) || "auto".equals(longWarmup) && (nodes > 1 || oversubscribed);
     }
 }

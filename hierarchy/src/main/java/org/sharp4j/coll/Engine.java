@@ -106,6 +106,12 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     final StoreChoice stores;
     /** Whether {@link DirectReduceAlgorithm} and {@link PipelinedAlgorithm} apply: one node of one socket (the same on every rank). */
     private final boolean directApplies;
+    /** The heating's forced table segment for long calls, -1 otherwise ({@link #heatPath}). */
+    private int heatSegment = -1;
+    /** The heating's forced chunk for long calls (at most the table's), 0 otherwise ({@link #heatPath}). */
+    private int heatChunk;
+    /** Ranks outnumber the CPUs of this rank's kernel (see the constructor): waits do not spin, and the heating runs the long paths. */
+    private final boolean oversubscribed;
     private final ExchangeAlgorithm exchange;
     final Waiter waiter;
     final CallStatus st = new CallStatus();
@@ -335,7 +341,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         // once. Counted by kernel, not by host name: containers or network namespaces with host names
         // of their own on one machine (several "hosts" of a test rig, pods of one node) share its
         // CPUs, which is what onlineCpus counts (the kernel's, not a container's quota).
-        boolean oversubscribed = onKernel > org.sharp4j.topology.CpuTopology.onlineCpus();
+        this.oversubscribed = onKernel > org.sharp4j.topology.CpuTopology.onlineCpus();
         this.waiter = new Waiter(WaitPolicy.parse(cfg.waitSpec(), WaitPolicy.defaults(oversubscribed, cfg.timeoutNanos())), this);
         this.chunkBytes = cfg.slotBytes();
         this.exchange = new ExchangeAlgorithm(this, chunkBytes, Math.max(topo.maxRanksPerNode(), 2));
@@ -544,6 +550,11 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     /** Long calls per collective this communicator's heating ran (0 when no rank needed it). */
     private int heatLongCalls;
 
+    /** Whether the ranks on this rank's kernel outnumber its CPUs (they then share cores; local to the node). */
+    public boolean oversubscribed() {
+        return oversubscribed;
+    }
+
     /**
      * Whether the communicator over this engine still has to heat the hot path: warm-up is on
      * ({@code sharp4j.warmup} rounds above 0) and it has not been done. The heating itself is
@@ -559,35 +570,117 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     }
 
     /**
-     * Message sizes (bytes, ascending, multiples of 8) above {@code above} that reach the long-message
-     * paths of collective {@code c} in this job: the smallest size of each distinct path, where a
-     * path is the intra-node algorithm this engine runs ({@link #algorithmAt}), whether the call
-     * spans more than one chunk, and, across nodes, the inter-node algorithm and radix of the table.
-     * Candidates are the powers of two from 8 KiB to twice the chunk, and twice the chunk plus a
-     * line (three chunks, the last a short one): for the communicator's heating, which runs each
-     * so that C2 compiles these paths before the program's first long call. Local: ranks of
-     * different nodes may see different paths (sockets per node), so the heating takes rank 0's.
+     * The heating's calls on the long-message paths of collective {@code c} in this job: one per
+     * distinct path above {@code above} bytes, where a path is the intra-node algorithm this engine
+     * runs ({@link #algorithmAt}), whether the call spans more than one chunk, and, across nodes,
+     * the inter-node algorithm and radix of the table; for the communicator's heating, which runs
+     * each so that C2 compiles these paths before the program's first long call. Each entry packs a
+     * message size ({@link #heatPathBytes}), and where the call must take another table segment
+     * than its size's or a shorter chunk, those ({@link #heatPathSegment}, {@link #heatPathChunk};
+     * set for the call by {@link #heatPath}).
+     *
+     * <p>Candidates are the powers of two from 8 KiB to twice the chunk and twice the chunk plus a
+     * line (three chunks, the last a short one), each taking its size's segment. A segment of the
+     * table that begins above those (the 4-rank pipelined Reduce from 8 MiB) is heated with its
+     * segment forced: without it C2 compiled the path's own branches, from an Allreduce profile or
+     * none, during the program's first 100-200 such calls (4 ranks on 2 CPUs: calls of 30-80 ms
+     * against a median of 7-10). On one node a call of several chunks runs {@value #HEAT_CHUNKS}
+     * chunks of at most {@value #HEAT_CHUNK_BYTES} bytes and a line, its segment the one of its
+     * size at the real chunk: the pipelined algorithm's steps from chunk {@code SETS} on (a set
+     * reused within the call) are taken only from the fifth chunk, and heated with three chunks
+     * they were compiled as a trap that a program's first call of five chunks took (LogCompilation:
+     * unstable_if in {@code PipelinedAlgorithm.run}); five chunks of the slot (512 KiB) would cost
+     * each heating call 2.5 MiB. Across nodes the calls keep the slot (64 KiB there).
+     *
+     * <p>Local: ranks of different nodes may see different paths (sockets per node), so the heating
+     * takes rank 0's list.
      */
     public long[] longPathBytes(Collective c, long above) {
         java.util.List<Long> cand = new java.util.ArrayList<>();
         for (long b = 8192; b <= 2L * chunkBytes; b <<= 1) {
             cand.add(b);
         }
-        cand.add(2L * chunkBytes + 64);
+        long several = 2L * chunkBytes + 64;
+        cand.add(several);
+        final boolean oneNode = topo.nodeCount() == 1;
+        final int hc = Math.min(chunkBytes, HEAT_CHUNK_BYTES);
         java.util.Set<String> seen = new java.util.HashSet<>();
         java.util.List<Long> out = new java.util.ArrayList<>();
         for (long b : cand) {
             if (b <= above) {
                 continue;
             }
-            IntraNodeAlgorithm a = algorithmAt(c, table.intraIndex(c, b), b);
-            String path = a + "/" + (b > chunkBytes) + (topo.nodeCount() == 1 ? "" : "/" + table.interAlgorithm(c, Math.min(b, chunkBytes))
-                    + table.interRadix(c, Math.min(b, chunkBytes)));
-            if (seen.add(path)) {
-                out.add(b);
+            int i = table.intraIndex(c, b);
+            if (seen.add(pathKey(c, i, b))) {
+                out.add(oneNode && b > chunkBytes ? heatPathOf((long) HEAT_CHUNKS * hc + 64, i, hc) : b);
+            }
+        }
+        // segments of the table that begin above the candidates: their algorithm in several chunks, the segment
+        // forced, unless a candidate already took that path
+        long[] starts = table.intraStarts(c);
+        for (int i = 0; i < starts.length; i++) {
+            if (starts[i] > several && seen.add(pathKey(c, i, several))) {
+                out.add(oneNode ? heatPathOf((long) HEAT_CHUNKS * hc + 64, i, hc) : heatPathOf(several, i, 0));
             }
         }
         return out.stream().mapToLong(Long::longValue).toArray();
+    }
+
+    /** Chunks of a several-chunk heating call on one node ({@link #longPathBytes}): one more than the sets. */
+    static final int HEAT_CHUNKS = ShmLevel.SETS + 1;
+    /** The chunk of a several-chunk heating call on one node, at most ({@link #longPathBytes}). */
+    static final int HEAT_CHUNK_BYTES = 64 * 1024;
+
+    /** What makes a long path distinct ({@link #longPathBytes}): the algorithm, several chunks or one, and the inter-node step. */
+    private String pathKey(Collective c, int segment, long b) {
+        IntraNodeAlgorithm a = algorithmAt(c, segment, b);
+        return a + "/" + (b > chunkBytes) + (topo.nodeCount() == 1 ? "" : "/" + table.interAlgorithm(c, Math.min(b, chunkBytes))
+                + table.interRadix(c, Math.min(b, chunkBytes)));
+    }
+
+    /** Where {@link #longPathBytes} keeps a forced segment (+1) and a forced chunk (log2, 0: none) above the size. */
+    private static final int HEAT_SEGMENT_SHIFT = 40;
+    private static final int HEAT_CHUNK_SHIFT = 56;
+
+    private static long heatPathOf(long bytes, int segment, int chunk) {
+        return bytes | (long) (segment + 1) << HEAT_SEGMENT_SHIFT
+                | (chunk > 0 ? (long) Integer.numberOfTrailingZeros(chunk) << HEAT_CHUNK_SHIFT : 0);
+    }
+
+    /** The message size of a heating path of {@link #longPathBytes}. */
+    public static long heatPathBytes(long path) {
+        return path & ((1L << HEAT_SEGMENT_SHIFT) - 1);
+    }
+
+    /** The table segment a heating path of {@link #longPathBytes} forces, or -1 (its size's own). */
+    public static int heatPathSegment(long path) {
+        return (int) ((path >>> HEAT_SEGMENT_SHIFT) & 0xFFFF) - 1;
+    }
+
+    /** The chunk a heating path of {@link #longPathBytes} forces (a power of two), or 0 (the table's). */
+    public static int heatPathChunk(long path) {
+        int log = (int) (path >>> HEAT_CHUNK_SHIFT);
+        return log == 0 ? 0 : 1 << log;
+    }
+
+    /** Whether heating path {@code path} of {@link #longPathBytes} is a call of several chunks. */
+    public boolean heatPathSeveralChunks(long path) {
+        return heatPathChunk(path) > 0 || heatPathBytes(path) > chunkBytes;
+    }
+
+    /**
+     * The heating only: the next calls take the table segment and the chunk that heating path
+     * {@code path} of {@link #longPathBytes} forces, if any (long calls only, past the exchange's
+     * inline sizes), until {@code heatPath(0)}. So the heating runs an algorithm the table routes
+     * only much longer calls to (the pipelined Reduce of 4 ranks from 8 MiB), and calls of more
+     * chunks than it could afford at the slot's size, and C2 compiles them from the heating's
+     * profile instead of against the program's first such calls. Every rank forces the same in the
+     * same call (rank 0's list). Read and written by the calling thread only; nothing forced outside
+     * the heating.
+     */
+    public void heatPath(long path) {
+        this.heatSegment = heatPathSegment(path);
+        this.heatChunk = heatPathChunk(path);
     }
 
     /**
@@ -830,6 +923,13 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         return a != IntraNodeAlgorithm.TILED && bytes > chunkBytes ? IntraNodeAlgorithm.TILED : a;
     }
 
+    /** The chunk of a long call in table segment {@code i}: the rule's, at most the slot; in the heating at most its chunk. */
+    private int chunkAt(Collective kind, int i) {
+        int chunk = table.chunkAt(kind, i);
+        chunk = chunk <= 0 || chunk > chunkBytes ? chunkBytes : chunk;
+        return heatChunk > 0 ? Math.min(chunk, heatChunk) : chunk;
+    }
+
     /** Throws if an earlier failure broke this communicator. */
     public void checkUsable() {
         if (broken != null) {
@@ -864,8 +964,9 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 i = exchangeSegment[kind.ordinal()]; // what the lookup and algorithmAt give for these sizes
                 a = IntraNodeAlgorithm.EXCHANGE;
             } else {
-                i = table.intraIndex(kind, bytes);
-                a = algorithmAt(kind, i, bytes);
+                i = heatSegment < 0 ? table.intraIndex(kind, bytes) : heatSegment;
+                // a heating call of several short chunks (heatPath) stands for a call of several slots
+                a = algorithmAt(kind, i, heatChunk > 0 ? Long.MAX_VALUE : bytes);
             }
             if (flat) {
                 // Reuse (ExchangeAlgorithm, "Who returns when"): the exchange and the tree write set n
@@ -895,19 +996,14 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 case TREE:
                     tree.run(kind, type, op, root, count, desc, table.treeRadixAt(kind, i));
                     break;
-                case DIRECT: {
-                    int chunk = table.chunkAt(kind, i);
-                    direct.run(type, op, root, count, desc, chunk <= 0 || chunk > chunkBytes ? chunkBytes : chunk);
+                case DIRECT:
+                    direct.run(type, op, root, count, desc, chunkAt(kind, i));
                     break;
-                }
-                case PIPELINED: {
-                    int chunk = table.chunkAt(kind, i);
-                    pipelined.run(kind, type, op, root, count, desc, chunk <= 0 || chunk > chunkBytes ? chunkBytes : chunk);
+                case PIPELINED:
+                    pipelined.run(kind, type, op, root, count, desc, chunkAt(kind, i));
                     break;
-                }
                 default:
-                    int chunk = table.chunkAt(kind, i);
-                    tiled.run(kind, type, op, root, count, desc, chunk <= 0 || chunk > chunkBytes ? chunkBytes : chunk);
+                    tiled.run(kind, type, op, root, count, desc, chunkAt(kind, i));
                     break;
             }
             if (flat) {

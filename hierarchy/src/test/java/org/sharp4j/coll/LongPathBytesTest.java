@@ -1,6 +1,6 @@
 package org.sharp4j.coll;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -18,54 +18,97 @@ import org.sharp4j.tuning.Collective;
 class LongPathBytesTest {
     private static final Config CFG = Config.defaults().withTimeoutNanos(60_000_000_000L).withWarmupRounds(0);
 
-    private static Map<String, long[]> paths(int ranks, Config cfg) {
-        Map<String, long[]> got = new ConcurrentHashMap<>();
+    private static Map<String, String> paths(int ranks, Config cfg) {
+        Map<String, String> got = new ConcurrentHashMap<>();
         ThreadRanks.run(ranks, cfg, comm -> {
             if (comm.rank() == 0) {
-                got.put("allreduce", comm.engine().longPathBytes(Collective.ALLREDUCE, 4096));
-                got.put("reduce", comm.engine().longPathBytes(Collective.REDUCE, 4096));
+                got.put("allreduce", describe(comm.engine(), Collective.ALLREDUCE, comm.engine().longPathBytes(Collective.ALLREDUCE, 4096)));
+                got.put("reduce", describe(comm.engine(), Collective.REDUCE, comm.engine().longPathBytes(Collective.REDUCE, 4096)));
             }
         });
         return got;
     }
 
+    /**
+     * The paths as "bytes" or, where a path forces its segment or chunk, "bytes ALGORITHM from START [chunk C]":
+     * the algorithm and start of the forced segment, and the forced chunk.
+     */
+    private static String describe(Engine e, Collective c, long[] paths) {
+        StringBuilder sb = new StringBuilder();
+        for (long p : paths) {
+            if (sb.length() > 0) {
+                sb.append(", ");
+            }
+            sb.append(Engine.heatPathBytes(p));
+            int seg = Engine.heatPathSegment(p);
+            if (seg >= 0) {
+                sb.append(' ').append(e.table().intraAlgorithmAt(c, seg)).append(" from ").append(e.table().intraStarts(c)[seg]);
+            }
+            if (Engine.heatPathChunk(p) > 0) {
+                sb.append(" chunk ").append(Engine.heatPathChunk(p));
+            }
+        }
+        return sb.toString();
+    }
+
+    /** Five chunks of 64 KiB and a line: a several-chunk heating call on one node. */
+    private static final long FIVE = 5 * 65536 + 64;
+
     @Test
     void oneNodeTakesTheTreeTiledPipelinedDirectAndSeveralChunks() {
-        Map<String, long[]> got = paths(2, CFG);
+        Map<String, String> got = paths(2, CFG);
         // Allreduce: the exchange to 16 KiB (two ranks), tiled to 64 KiB, pipelined in one chunk (the auto slot of one
-        // socket: 512 KiB), then in several
-        assertArrayEquals(new long[] {8192, 32768, 65536, 1048576}, got.get("allreduce"));
+        // socket: 512 KiB), then in several: five chunks of 64 KiB, the segment of 1 MiB (so that the pipelined
+        // algorithm reuses a set within the call, as calls of five slots do)
+        assertEquals("8192, 32768, 65536, " + FIVE + " PIPELINED from 65536 chunk 65536", got.get("allreduce"));
         // Reduce: the exchange below 16 KiB (two ranks), the tree at 16 KiB, direct in one chunk, direct in several
-        assertArrayEquals(new long[] {8192, 16384, 32768, 1048576}, got.get("reduce"));
+        assertEquals("8192, 16384, 32768, " + FIVE + " DIRECT from 16385 chunk 65536", got.get("reduce"));
         // the same with the slot fixed at the default: several chunks from 128 KiB
-        Map<String, long[]> fixed = paths(2, CFG.withSlotBytes(Config.DEFAULT_SLOT_BYTES));
-        assertArrayEquals(new long[] {8192, 32768, 65536, 131072}, fixed.get("allreduce"));
-        assertArrayEquals(new long[] {8192, 16384, 32768, 131072}, fixed.get("reduce"));
+        Map<String, String> fixed = paths(2, CFG.withSlotBytes(Config.DEFAULT_SLOT_BYTES));
+        assertEquals("8192, 32768, 65536, " + FIVE + " PIPELINED from 65536 chunk 65536", fixed.get("allreduce"));
+        assertEquals("8192, 16384, 32768, " + FIVE + " DIRECT from 16385 chunk 65536", fixed.get("reduce"));
     }
 
     @Test
     void severalNodesAddTheInterNodeAlgorithmsOfTheTable() {
-        Map<String, long[]> got = paths(3, CFG.withSimulatedTopology(3, 1));
+        Map<String, String> got = paths(3, CFG.withSimulatedTopology(3, 1));
         // between 3 nodes the built-in Allreduce runs k-nomial radix 2 at every size; 128 KiB is the
-        // several-chunk path (two slots); tiled (not pipelined: one node only) from 16 KiB + 1
-        assertArrayEquals(new long[] {8192, 32768, 131072}, got.get("allreduce"));
+        // several-chunk path (two slots); tiled (not pipelined: one node only) from 16 KiB + 1; across nodes the
+        // calls keep their size and chunk
+        assertEquals("8192, 32768, 131072", got.get("allreduce"));
         // with SRA from 16 KiB (the table below 2026-11-27), 16 KiB is the tree inside the node but SRA between
-        Map<String, long[]> sra = paths(3, CFG.withSimulatedTopology(3, 1).withTuneOverride("allreduce:16k-inf:sra:radix=4"));
-        assertArrayEquals(new long[] {8192, 16384, 32768, 131072}, sra.get("allreduce"));
+        Map<String, String> sra = paths(3, CFG.withSimulatedTopology(3, 1).withTuneOverride("allreduce:16k-inf:sra:radix=4"));
+        assertEquals("8192, 16384, 32768, 131072", sra.get("allreduce"));
         // Reduce is k-nomial between nodes at every size, tiled (not direct: one node only) from 16 KiB + 1
-        assertArrayEquals(new long[] {8192, 32768, 131072}, got.get("reduce"));
+        assertEquals("8192, 32768, 131072", got.get("reduce"));
         // between 2 nodes Allreduce is k-nomial (recursive doubling) at every size: no SRA path to heat
-        Map<String, long[]> two = paths(2, CFG.withSimulatedTopology(2, 1));
-        assertArrayEquals(new long[] {8192, 32768, 131072}, two.get("allreduce"));
-        assertArrayEquals(new long[] {8192, 32768, 131072}, two.get("reduce"));
+        Map<String, String> two = paths(2, CFG.withSimulatedTopology(2, 1));
+        assertEquals("8192, 32768, 131072", two.get("allreduce"));
+        assertEquals("8192, 32768, 131072", two.get("reduce"));
     }
 
     @Test
     void theSlotSizeMovesTheSeveralChunkSize() {
-        Map<String, long[]> got = paths(2, CFG.withSlotBytes(16384));
-        // 16 KiB slots: 16 KiB is still one chunk of the exchange (the tree for Reduce); 32 KiB is two chunks of
-        // tiled (direct for Reduce); the candidates end at two slots and two slots + a line, before the pipelined 64 KiB
-        assertArrayEquals(new long[] {8192, 32768}, got.get("allreduce"));
-        assertArrayEquals(new long[] {8192, 16384, 32768}, got.get("reduce"));
+        Map<String, String> got = paths(2, CFG.withSlotBytes(16384));
+        // 16 KiB slots: 16 KiB is still one chunk of the exchange (the tree for Reduce); from 32 KiB several chunks of
+        // tiled (direct for Reduce), five of 16 KiB; the pipelined Allreduce from 64 KiB begins above the
+        // candidates (two slots and a line) and is heated with its segment forced
+        long five16 = 5 * 16384 + 64;
+        assertEquals("8192, " + five16 + " TILED from 16385 chunk 16384, " + five16 + " PIPELINED from 65536 chunk 16384",
+                got.get("allreduce"));
+        assertEquals("8192, 16384, " + five16 + " DIRECT from 16385 chunk 16384", got.get("reduce"));
+    }
+
+    /**
+     * Four ranks on one node: the built-in table runs the pipelined Reduce from 8 MiB only, far above the
+     * candidates (two chunks and a line: about 1 MiB); it is heated with its segment forced, else C2 compiled
+     * it during the program's first 8 MiB Reduces (4 ranks on 2 CPUs: calls of 30-80 ms).
+     */
+    @Test
+    void anAlgorithmTheTableRoutesOnlyLongCallsToIsHeatedWithItsSegmentForced() {
+        Map<String, String> got = paths(4, CFG);
+        assertEquals("8192, 32768, " + FIVE + " DIRECT from 16385 chunk 65536, " + FIVE + " PIPELINED from 8388608 chunk 65536",
+                got.get("reduce"));
+        assertEquals("8192, 32768, 65536, " + FIVE + " PIPELINED from 65536 chunk 65536", got.get("allreduce"));
     }
 }
