@@ -580,8 +580,11 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * set for the call by {@link #heatPath}).
      *
      * <p>Candidates are the powers of two from 8 KiB to twice the chunk and twice the chunk plus a
-     * line (three chunks, the last a short one), each taking its size's segment. A segment of the
-     * table that begins above those (the 4-rank pipelined Reduce from 8 MiB) is heated with its
+     * line (three chunks, the last a short one), each taking its size's segment, and across nodes
+     * the powers of two above those up to {@value #HEAT_INTER_MAX_BYTES}, where the inter-node table
+     * (keyed by the call's size, as {@code HostStep} reads it) changes its algorithm or radix (the
+     * key took the inter-node algorithm at the chunk's size before, and the 2-node SRA from 512 KiB
+     * was never heated). A segment of the table that begins above those (the 4-rank pipelined Reduce from 8 MiB) is heated with its
      * segment forced: without it C2 compiled the path's own branches, from an Allreduce profile or
      * none, during the program's first 100-200 such calls (4 ranks on 2 CPUs: calls of 30-80 ms
      * against a median of 7-10). On one node a call of several chunks runs {@value #HEAT_CHUNKS}
@@ -596,13 +599,20 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * takes rank 0's list.
      */
     public long[] longPathBytes(Collective c, long above) {
+        final boolean oneNode = topo.nodeCount() == 1;
         java.util.List<Long> cand = new java.util.ArrayList<>();
+        long several = 2L * chunkBytes + 64;
         for (long b = 8192; b <= 2L * chunkBytes; b <<= 1) {
             cand.add(b);
         }
-        long several = 2L * chunkBytes + 64;
         cand.add(several);
-        final boolean oneNode = topo.nodeCount() == 1;
+        if (!oneNode) {
+            // the inter-node table is keyed by the call's size (HostStep), not the chunk's: its segments up to
+            // HEAT_INTER_MAX_BYTES by their own size (the SRA radix 2 of 2 nodes from 512 KiB)
+            for (long b = Long.highestOneBit(several) * 2; b <= HEAT_INTER_MAX_BYTES; b <<= 1) {
+                cand.add(b);
+            }
+        }
         final int hc = Math.min(chunkBytes, HEAT_CHUNK_BYTES);
         java.util.Set<String> seen = new java.util.HashSet<>();
         java.util.List<Long> out = new java.util.ArrayList<>();
@@ -626,6 +636,9 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         return out.stream().mapToLong(Long::longValue).toArray();
     }
 
+    /** The longest call the heating makes across nodes to reach an inter-node segment of the table ({@link #longPathBytes}). */
+    static final long HEAT_INTER_MAX_BYTES = 1L << 20;
+
     /** Chunks of a several-chunk heating call on one node ({@link #longPathBytes}): one more than the sets. */
     static final int HEAT_CHUNKS = ShmLevel.SETS + 1;
     /** The chunk of a several-chunk heating call on one node, at most ({@link #longPathBytes}). */
@@ -634,8 +647,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     /** What makes a long path distinct ({@link #longPathBytes}): the algorithm, several chunks or one, and the inter-node step. */
     private String pathKey(Collective c, int segment, long b) {
         IntraNodeAlgorithm a = algorithmAt(c, segment, b);
-        return a + "/" + (b > chunkBytes) + (topo.nodeCount() == 1 ? "" : "/" + table.interAlgorithm(c, Math.min(b, chunkBytes))
-                + table.interRadix(c, Math.min(b, chunkBytes)));
+        return a + "/" + (b > chunkBytes) + (topo.nodeCount() == 1 ? "" : "/" + table.interAlgorithm(c, b) + table.interRadix(c, b));
     }
 
     /** Where {@link #longPathBytes} keeps a forced segment (+1) and a forced chunk (log2, 0: none) above the size. */

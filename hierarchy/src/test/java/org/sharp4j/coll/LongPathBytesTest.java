@@ -79,11 +79,12 @@ class LongPathBytesTest {
         // with SRA from 16 KiB (the table below 2026-11-27), 16 KiB is the tree inside the node but SRA between
         Map<String, String> sra = paths(3, CFG.withSimulatedTopology(3, 1).withTuneOverride("allreduce:16k-inf:sra:radix=4"));
         assertEquals("8192, 16384, 32768, 131072", sra.get("allreduce"));
-        // Reduce is k-nomial between nodes at every size, tiled (not direct: one node only) from 16 KiB + 1
-        assertEquals("8192, 32768, 131072", got.get("reduce"));
-        // between 2 nodes Allreduce is k-nomial (recursive doubling) at every size: no SRA path to heat
+        // Reduce is k-nomial between nodes, radix 4 and from 256 KiB radix 2 (keyed by the call's size, as the host
+        // path reads the table), tiled (not direct: one node only) from 16 KiB + 1
+        assertEquals("8192, 32768, 131072, 262144", got.get("reduce"));
+        // between 2 nodes of one rank Allreduce is k-nomial (recursive doubling) up to 512 KiB, then SRA radix 2
         Map<String, String> two = paths(2, CFG.withSimulatedTopology(2, 1));
-        assertEquals("8192, 32768, 131072", two.get("allreduce"));
+        assertEquals("8192, 32768, 131072, 524288", two.get("allreduce"));
         assertEquals("8192, 32768, 131072", two.get("reduce"));
     }
 
