@@ -494,9 +494,9 @@ public final class Config {
      * CPUs ({@code oversubscribed}); the heating runs them when any rank asks (the ranks agree on it
      * first). Why not always: long calls in the heating leave their branches and types in the
      * profiles of the methods small calls share (the entry points, the dispatch, the waits), and C2
-     * compiles those for both; on one node, 2 ranks on 2 CPUs, small calls took 1.1-1.35x their time
-     * (Allreduce 8-128 B, P50, the median of 5 runs each, alternating; 1.8-2x in an earlier
-     * measurement). Between nodes a call costs tens of microseconds, and the long paths' compilations
+     * compiles those for both; on one node, 2 ranks on 2 CPUs, small calls took 1.14-1.35x their time
+     * (Allreduce 16-128 B, P50, the median of 5 runs each, alternating; 8 B 0.89x; up to 1.3-2x at
+     * 8 B-512 B in an earlier measurement). Between nodes a call costs tens of microseconds, and the long paths' compilations
      * during a program cost 4-12 ms calls. With more ranks than CPUs the compilations during a program
      * took the CPUs from ranks that all wait for each other: 4 ranks on 2 CPUs, the first 100-200 calls
      * of 4-16 MiB took 30-80 ms against a median of 7-10 (OSU port P99 34-77 ms, average 1.6-2x the
