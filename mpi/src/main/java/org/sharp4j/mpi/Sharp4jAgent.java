@@ -7,12 +7,15 @@ import static net.bytebuddy.matcher.ElementMatchers.not;
 import static net.bytebuddy.matcher.ElementMatchers.takesArgument;
 import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
+import java.lang.instrument.IllegalClassFormatException;
 import java.lang.instrument.Instrumentation;
 import java.net.URL;
+import java.security.ProtectionDomain;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import net.bytebuddy.agent.builder.AgentBuilder;
+import net.bytebuddy.agent.builder.ResettableClassFileTransformer;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.description.method.MethodDescription;
 import net.bytebuddy.description.type.TypeDescription;
@@ -123,6 +126,7 @@ public final class Sharp4jAgent {
                 .disableClassFormatChanges()
                 .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
                 .ignore(not(nameStartsWith("mpi.")))
+                .with(MpiClassesOnly::new)
                 .with(new Reporter(log, commHooks, mpiHooks))
                 .type(named("mpi.Comm"))
                 .transform((builder, type, loader, module, domain) -> {
@@ -139,6 +143,40 @@ public final class Sharp4jAgent {
                     return builder;
                 })
                 .installOn(inst);
+    }
+
+    /**
+     * The transformer as registered with the JVM, which calls it for every class any loader defines
+     * for the rest of the run: it hands Byte Buddy only the classes of package {@code mpi} (by the
+     * internal name the JVM passes, a string test) and answers "unchanged" for all others itself.
+     * Why: Byte Buddy's own transformer builds a type pool and a description of each class before
+     * its ignore matcher turns it away. A program's later class loads (the first {@code printf} of an
+     * OSU-style benchmark: {@code Formatter} and the locale data, about 60 classes) ran that code, and
+     * C2 compiled it ({@code TypePool.describe}, 14 KB; with it {@code HashSet.add}) while the program's
+     * first routed calls ran on the same two cores (LogCompilation, 2 ranks on 2 CPUs). The ignore
+     * matcher stays: it says the same for anything that reaches Byte Buddy another way.
+     */
+    static final class MpiClassesOnly extends ResettableClassFileTransformer.WithDelegation {
+        MpiClassesOnly(ResettableClassFileTransformer byteBuddy) {
+            super(byteBuddy);
+        }
+
+        /** Whether the class of this internal name (null for some hidden classes) may be one of the instrumented ones. */
+        static boolean mpiClass(String internalName) {
+            return internalName != null && internalName.startsWith("mpi/");
+        }
+
+        @Override
+        public byte[] transform(ClassLoader loader, String internalName, Class<?> redefined, ProtectionDomain domain, byte[] bytes)
+                throws IllegalClassFormatException {
+            return mpiClass(internalName) ? classFileTransformer.transform(loader, internalName, redefined, domain, bytes) : null;
+        }
+
+        @Override
+        public byte[] transform(Module module, ClassLoader loader, String internalName, Class<?> redefined, ProtectionDomain domain,
+                byte[] bytes) throws IllegalClassFormatException {
+            return mpiClass(internalName) ? classFileTransformer.transform(module, loader, internalName, redefined, domain, bytes) : null;
+        }
     }
 
     /** One instrumented method: a readable signature, the advice, and the matcher. */
