@@ -233,20 +233,25 @@ public final class Communicator implements AutoCloseable {
         /** One Allreduce and one Reduce (root rotating with {@code k}) of DOUBLE SUM per path; the same calls on every rank. */
         void run(int k) {
             for (long b : arBytes) {
-                engine.heatPath(b);
-                try {
-                    allreduce(in, 0, out, 0, (int) (Engine.heatPathBytes(b) / 8), DataType.DOUBLE, Op.SUM);
-                } finally {
-                    engine.heatPath(0);
-                }
+                call(Collective.ALLREDUCE, b, 0);
             }
             for (long b : rdBytes) {
-                engine.heatPath(b);
-                try {
-                    reduce(in, 0, out, 0, (int) (Engine.heatPathBytes(b) / 8), DataType.DOUBLE, Op.SUM, k % size());
-                } finally {
-                    engine.heatPath(0);
+                call(Collective.REDUCE, b, k % size());
+            }
+        }
+
+        /** One call on {@code path} (its size, and the table segment and chunk it forces), the engine's forcing undone after it. */
+        private void call(Collective c, long path, int root) {
+            engine.heatPath(path);
+            try {
+                int n = (int) (Engine.heatPathBytes(path) / 8);
+                if (c == Collective.ALLREDUCE) {
+                    allreduce(in, 0, out, 0, n, DataType.DOUBLE, Op.SUM);
+                } else {
+                    reduce(in, 0, out, 0, n, DataType.DOUBLE, Op.SUM, root);
                 }
+            } finally {
+                engine.heatPath(0);
             }
         }
     }
