@@ -560,6 +560,16 @@ public final class HostStep implements RecoverableStep {
             drive();
             return (int) completed - target > 0;
         }
+
+        @Override
+        public long activity() {
+            return tr.progressEvents(); // the parts' messages moving: no naps (Waiter.Condition#activity)
+        }
+    }
+
+    @Override
+    public long activity() {
+        return tr.progressEvents();
     }
 
     /** A part failed: every part is dead, the step broken and the other leaders told, as for a blocking call. */

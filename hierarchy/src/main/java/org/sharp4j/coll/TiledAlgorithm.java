@@ -411,6 +411,11 @@ final class TiledAlgorithm {
             e.interProgress();
             return false;
         }
+
+        @Override
+        public long activity() {
+            return e.inter.activity(); // this leader drives phase 3's parts here: no naps while they move
+        }
     }
 
     /**

@@ -96,6 +96,14 @@ public interface InterNodeStep extends AutoCloseable {
     default void progress() {
     }
 
+    /**
+     * A count that grows while the parts' messages move ({@link org.sharp4j.shm.Waiter.Condition#activity}):
+     * the node leader's waits that drive the parts do not park while it grows. Default 0: cannot tell.
+     */
+    default long activity() {
+        return 0;
+    }
+
     /** Drives the parts in flight once; true when part {@code handle} (and every part before it) is complete. */
     default boolean test(int handle) {
         return true;

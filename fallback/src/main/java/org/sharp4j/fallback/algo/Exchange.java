@@ -290,6 +290,11 @@ public final class Exchange implements RoundSink {
             bytes = r;
             return true;
         }
+
+        @Override
+        public long activity() {
+            return tr.progressEvents(); // no naps while messages move (Waiter.Condition#activity)
+        }
     }
 
     /** Set by another thread (volatile: read once per poll, a plain load on x86) to end the current wait with an error. */

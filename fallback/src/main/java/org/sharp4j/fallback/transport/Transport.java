@@ -59,6 +59,16 @@ public interface Transport extends AutoCloseable {
     void progress();
 
     /**
+     * Events the transport's progress calls reported so far (UCX: the sum of what
+     * {@code ucp_worker_progress} returned): it grows while messages move. Waits hand it to the
+     * {@link org.sharp4j.shm.Waiter} ({@link org.sharp4j.shm.Waiter.Condition#activity}), which
+     * does not park while it grows. Default 0: the transport cannot tell.
+     */
+    default long progressEvents() {
+        return 0;
+    }
+
+    /**
      * Drives the transport once and looks, without taking it, for an arrived message from any
      * peer that no receive has matched yet and whose tag equals {@code tag} on the bits set in
      * {@code mask}; returns that message's tag, or -1. Slow path (the host path's recovery

@@ -293,6 +293,8 @@ public final class UcxTransport implements Transport {
     private boolean closing;
     private boolean closed;
     private long sends;
+    /** What {@code worker.progress()} returned, summed ({@link #progressEvents}); the driving thread only. */
+    private long events;
 
     // native address per direct buffer (identity cache)
     private final ByteBuffer[] cacheBuf = new ByteBuffer[4];
@@ -801,6 +803,11 @@ public final class UcxTransport implements Transport {
     }
 
     @Override
+    public long progressEvents() {
+        return events;
+    }
+
+    @Override
     public long probe(long tag, long mask) {
         progress();
         // The source lies above bit 48 of UCX's tag: the mask leaves it out, so any peer matches.
@@ -811,7 +818,7 @@ public final class UcxTransport implements Transport {
     @Override
     public void progress() {
         try {
-            worker.progress();
+            events += worker.progress();
         } catch (Exception e) { // an exception thrown by a callback inside UCX: we install none that throws
             throw new Sharp4jException("UCX progress failed: " + e, e);
         }

@@ -166,6 +166,39 @@ class UcxTransportTest {
         });
     }
 
+    /**
+     * The count the host path's waits read so as not to park while messages move
+     * ({@link Transport#progressEvents}, Waiter.Condition#activity): it grows on both sides while
+     * a 1 MiB message travels (over TCP: many socket reads and writes), never falls, and stands
+     * still when nothing moves.
+     */
+    @Test
+    void progressEventsGrowWhileAMessageMovesAndStandStillOtherwise() {
+        runOk(2, (t, boot, barrier) -> {
+            int other = 1 - t.peer();
+            ByteBuffer buf = direct(1 << 20);
+            barrier.await();
+            long before = t.progressEvents();
+            long last = before;
+            int h = t.peer() == 0 ? t.send(other, 44, buf, 0, 1 << 20) : t.recv(other, 44, buf, 0, 1 << 20);
+            long deadline = System.nanoTime() + TIMEOUT;
+            while (t.test(h) < 0) {
+                long e = t.progressEvents();
+                assertTrue(e >= last, "the count fell from " + last + " to " + e);
+                last = e;
+                assertTrue(System.nanoTime() < deadline, "1 MiB never arrived");
+            }
+            assertTrue(t.progressEvents() > before, "1 MiB moved, the count stood still at " + before);
+            barrier.await(); // both done: nothing moves between the two now
+            long idle = t.progressEvents();
+            for (int i = 0; i < 1000; i++) {
+                t.progress();
+            }
+            assertEquals(idle, t.progressEvents(), "nothing moved, the count grew");
+            barrier.await();
+        });
+    }
+
     @Test
     void messagesWithOneTagArriveInPostingOrderFromEverySource() {
         // peers 0 and 2 stream sequence-numbered messages of mixed sizes (eager and rendezvous) to
