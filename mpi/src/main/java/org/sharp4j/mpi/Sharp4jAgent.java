@@ -155,6 +155,11 @@ public final class Sharp4jAgent {
      * C2 compiled it ({@code TypePool.describe}, 14 KB; with it {@code HashSet.add}) while the program's
      * first routed calls ran on the same two cores (LogCompilation, 2 ranks on 2 CPUs). The ignore
      * matcher stays: it says the same for anything that reaches Byte Buddy another way.
+     *
+     * <p>It stays registered after {@code mpi.Comm} and {@code mpi.MPI} are instrumented (removing it
+     * would also spare the JVM its upcall per class): a profiler or debugger that retransforms
+     * {@code mpi.Comm} later gets the advice back only through it, and a rank whose {@code mpi.Comm}
+     * lost the advice would call {@code MPI_Allreduce} where the other ranks call sharp4j, a hang.
      */
     static final class MpiClassesOnly extends ResettableClassFileTransformer.WithDelegation {
         MpiClassesOnly(ResettableClassFileTransformer byteBuddy) {
