@@ -170,7 +170,7 @@ class UcxTransportTest {
      * The count the host path's waits read so as not to park while messages move
      * ({@link Transport#progressEvents}, Waiter.Condition#activity): it grows on both sides while
      * a 1 MiB message travels (over TCP: many socket reads and writes), never falls, and stands
-     * still when nothing moves.
+     * (nearly) still when nothing moves.
      */
     @Test
     void progressEventsGrowWhileAMessageMovesAndStandStillOtherwise() {
@@ -194,7 +194,9 @@ class UcxTransportTest {
             for (int i = 0; i < 1000; i++) {
                 t.progress();
             }
-            assertEquals(idle, t.progressEvents(), "nothing moved, the count grew");
+            // a count of progress calls rather than events would have grown by 1000 (and no wait would
+            // ever park); a keepalive may move in that window, hence not exactly 0
+            assertTrue(t.progressEvents() - idle < 100, "nothing moved, the count grew by " + (t.progressEvents() - idle));
             barrier.await();
         });
     }
