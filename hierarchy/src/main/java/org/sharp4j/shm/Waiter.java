@@ -68,8 +68,9 @@ public final class Waiter {
          * nothing for up to a nap), and a 1 MiB Allreduce over TCP waits longer than the 1 ms
          * window. Measured on the netns rig (2 hosts x 1 rank, Allreduce, OSU port, 6 rounds
          * alternating with the build before, P50 medians): 128 KiB 203 us against 227, 512 KiB 548
-         * against 614, 1 MiB 1020 against 1208, 2-16 MiB 9-19% less, 256 KiB even; Open MPI Java in
-         * the same processes varied too much (1 MiB: 236-1348 us) for its ratios to show it. The
+         * against 614, 1 MiB 1020 against 1208, 2-16 MiB 7-19% less, 64 and 256 KiB 3-5% more; the
+         * 2-host Reduce and 3 hosts mixed (README, "Benchmarks"). Open MPI Java in the same
+         * processes varied too much (1 MiB: 236-1348 us) for its ratios to show it. The
          * timeout and the failure probe still count from the wait's start. Default: 0, nothing to
          * tell (a flag's wait parks after the window).
          */
