@@ -11,7 +11,11 @@ import java.nio.ByteBuffer;
  *   <li>{@link #send} and {@link #recv} only post; the buffer region belongs to the transport
  *       until {@link #test} reports the request complete;</li>
  *   <li>a receive matches the oldest unmatched send from the same peer with the same tag;
- *       messages between a pair with one tag arrive in posting order;</li>
+ *       messages between a pair with one tag arrive in posting order, except that a transport may
+ *       carry short and long messages on separate channels (UCX over TCP: below and from
+ *       {@code UcxTransport.SPLIT_MIN_BYTES}), and then keeps the order within each class only.
+ *       The host path's tags name the call, round and fragment, so its messages never depend on
+ *       order across classes;</li>
  *   <li>tags are 48-bit (0 .. 2^48-1): the transport keeps the upper bits for the source;</li>
  *   <li>requests are small int handles from a fixed pool: posting and testing allocate nothing in
  *       this interface (a transport may allocate inside its library, e.g. jucx's UcpRequest);</li>

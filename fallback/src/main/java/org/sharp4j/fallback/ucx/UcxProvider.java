@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
  * <p>Priority 10: used between real hosts; on one host the shared-memory path (100) wins unless
  * {@code sharp4j.internode=ucx} forces this one. Unavailable (and the reason logged by the
  * engine) where jucx or UCX's native libraries do not load. UCX settings: {@code
- * sharp4j.ucx.tls} and {@code sharp4j.ucx.net.devices}, or UCX's own {@code UCX_*} variables
+ * sharp4j.ucx.tls}, {@code sharp4j.ucx.net.devices} and {@code sharp4j.ucx.split}, or UCX's own {@code UCX_*} variables
  * (see {@link UcxTransport}).
  */
 public final class UcxProvider implements InterNodeProvider {
@@ -49,7 +49,8 @@ public final class UcxProvider implements InterNodeProvider {
     public InterNodeStep create(InterNodeContext ctx, InterNodeStep hostPath) {
         Map<String, String> ucx = UcxTransport.configFromProperties(System.getProperties());
         long timeout = ctx.waiter().policy().timeoutNanos;
-        UcxTransport t = UcxTransport.connect(ctx.bootstrap(), ctx.nodeLeaders(), ucx, timeout);
+        UcxTransport t = UcxTransport.connect(ctx.bootstrap(), ctx.nodeLeaders(), ucx, timeout, UcxTransport.DEFAULT_POOL,
+                System.getProperty(UcxTransport.SPLIT_PROPERTY, "auto"));
         if (t == null) {
             return null;
         }
@@ -57,8 +58,9 @@ public final class UcxProvider implements InterNodeProvider {
             CompiledTable table = ctx.config().tuningTable().compile(ctx.topology().nodeCount(), ctx.topology().maxRanksPerNode());
             if (ctx.rank() == 0) {
                 String lib = UcxTransport.libucpPath();
-                LOG.info("sharp4j: UCX k-nomial between {} node leaders, {}; libucp {} (UCX_LOG_LEVEL=info shows the"
-                        + " lanes UCX picked)", t.peers(), UcxTransport.describeConfig(ucx), lib != null ? lib : "(path unknown)");
+                LOG.info("sharp4j: UCX k-nomial between {} node leaders, {}{}; libucp {} (UCX_LOG_LEVEL=info shows the"
+                        + " lanes UCX picked)", t.peers(), UcxTransport.describeConfig(ucx),
+                        t.split() ? ", long messages from a send worker" : "", lib != null ? lib : "(path unknown)");
             }
             return new HostStep(t, table, ctx.waiter(), name(), HostStep.DEFAULT_FRAG_BYTES, ctx.config().interPipeline(),
                     ctx.config().interFragment() > 0 ? ctx.config().interFragment()

@@ -43,6 +43,11 @@ class UcxTransportTest {
 
     /** Runs {@code body} on {@code n} thread ranks, the ones in {@code leaders} with a transport; rethrows the first failure. */
     static Throwable[] run(int n, int[] leaders, Map<String, String> cfg, Body body) {
+        return run(n, leaders, cfg, "auto", body);
+    }
+
+    /** {@link #run(int, int[], Map, Body)} with {@value UcxTransport#SPLIT_PROPERTY} = {@code split}. */
+    static Throwable[] run(int n, int[] leaders, Map<String, String> cfg, String split, Body body) {
         List<Bootstrap> boots = ThreadBootstrap.group(n, 60_000);
         AtomicReferenceArray<Throwable> errs = new AtomicReferenceArray<>(n);
         CyclicBarrier barrier = new CyclicBarrier(n);
@@ -52,7 +57,7 @@ class UcxTransportTest {
             Thread th = new Thread(() -> {
                 UcxTransport t = null;
                 try {
-                    t = UcxTransport.connect(b, leaders, cfg, TIMEOUT);
+                    t = UcxTransport.connect(b, leaders, cfg, TIMEOUT, UcxTransport.DEFAULT_POOL, split);
                     body.run(t, b, barrier);
                 } catch (Throwable e) {
                     errs.set(b.rank(), e);
@@ -251,6 +256,93 @@ class UcxTransportTest {
     }
 
     /**
+     * With a send worker (split on, and what {@code auto} picks over TCP, as here): peers 0 and 2
+     * send peer 1 short and long messages (8 B to 320 KiB, a third of them at least
+     * {@link UcxTransport#SPLIT_MIN_BYTES}) interleaved, each class on a tag of its own, while
+     * peer 1 posts half its receives before and half after. Every message arrives whole and in
+     * posting order within its class (the documented guarantee: one socket per class), the long
+     * ones went from the send worker (an endpoint more per peer), and with the split off there is
+     * one endpoint per peer. Fails if long messages are sent from a worker nobody receives on, if
+     * a class reorders, or if the send worker's sends are never driven to completion.
+     */
+    @Test
+    void shortAndLongMessagesInterleavedArriveWholeAndInOrderPerClass() {
+        int count = 60;
+        int stride = 330_000;
+        for (String split : new String[] {"on", "off"}) {
+            rethrow(run(3, new int[] {0, 1, 2}, Map.of(), split, (t, boot, barrier) -> {
+                assertEquals(split.equals("on"), t.split());
+                if (t.peer() == 1) {
+                    ByteBuffer[] in = {direct(count * stride), direct(count * stride)};
+                    int[] hs = new int[2 * count];
+                    for (int half = 0; half < 2; half++) {
+                        for (int i = half * count / 2; i < (half + 1) * count / 2; i++) {
+                            for (int s = 0; s < 2; s++) {
+                                hs[2 * i + s] = t.recv(2 * s, longOne(i) ? 21 : 20, in[s], i * stride, stride);
+                            }
+                        }
+                        if (half == 0) {
+                            barrier.await();
+                            Thread.sleep(20);
+                        }
+                    }
+                    for (int i = 0; i < count; i++) {
+                        for (int s = 0; s < 2; s++) {
+                            int n = await(t, hs[2 * i + s]);
+                            assertEquals(splitSize(i), n, "length of message " + i + " from peer " + 2 * s);
+                            assertEquals(i, in[s].getInt(i * stride), "message " + i + " from peer " + 2 * s
+                                    + " out of order within its class");
+                            check(in[s], i * stride + 4, n - 4, i + 1000 * s, "message " + i);
+                        }
+                    }
+                    assertEquals(2, t.endpoints(), "endpoints of peer 1 (it sent nothing long)");
+                } else {
+                    ByteBuffer buf = direct(count * stride);
+                    barrier.await();
+                    int[] hs = new int[count];
+                    for (int i = 0; i < count; i++) {
+                        buf.putInt(i * stride, i);
+                        fill(buf, i * stride + 4, splitSize(i) - 4, i + 1000 * (t.peer() / 2));
+                        hs[i] = t.send(1, longOne(i) ? 21 : 20, buf, i * stride, splitSize(i));
+                    }
+                    for (int h : hs) {
+                        await(t, h);
+                    }
+                    // peer 1 plus its handshake partners (2 peers here); the long sends' endpoint to peer 1 if split
+                    assertEquals(split.equals("on") ? 3 : 2, t.endpoints(), "endpoints of peer " + t.peer());
+                }
+            }));
+        }
+    }
+
+    static boolean longOne(int i) {
+        return i % 3 == 0;
+    }
+
+    static int splitSize(int i) {
+        return longOne(i) ? UcxTransport.SPLIT_MIN_BYTES + (i * 4099) % (256 * 1024) : 8 + (i * 613) % 40_000;
+    }
+
+    @Test
+    void theSplitSettingIsAutoOnOrOffAndAnythingElseFailsEveryRankNamingIt() {
+        java.util.function.Function<String, String> noEnv = k -> null;
+        assertTrue(UcxTransport.splitWorkers("auto", Map.of(), noEnv, false), "no RDMA device: TCP");
+        assertTrue(!UcxTransport.splitWorkers("auto", Map.of(), noEnv, true), "RDMA devices: UCX's choice");
+        assertTrue(UcxTransport.splitWorkers(null, Map.of("TLS", "tcp"), noEnv, true), "TCP named");
+        assertTrue(!UcxTransport.splitWorkers("auto", Map.of("TLS", "rc,ud"), noEnv, false));
+        assertTrue(!UcxTransport.splitWorkers("auto", Map.of(), k -> k.equals("UCX_TLS") ? "rc" : null, false));
+        assertTrue(UcxTransport.splitWorkers(" ON ", Map.of(), noEnv, true));
+        assertTrue(!UcxTransport.splitWorkers("off", Map.of("TLS", "tcp"), noEnv, false));
+        Throwable[] errs = run(3, new int[] {0, 1, 2}, Map.of(), "sometimes", (t, boot, barrier) -> fail("connect succeeded"));
+        for (int r = 0; r < 3; r++) {
+            assertNotNull(errs[r], "rank " + r);
+            assertTrue(errs[r] instanceof Sharp4jException, errs[r].toString());
+            assertEquals("UCX setup failed: node leader rank 0 (node 0): sharp4j.ucx.split must be auto, on or off, not"
+                    + " 'sometimes'", errs[r].getMessage());
+        }
+    }
+
+    /**
      * Every message size around UCX's fragment and rendezvous limits, received only after the whole
      * message has arrived (it waits in UCX's unexpected queue): on UCX before 1.17 a jucx receive
      * that matches a complete multi-fragment eager message completes inside {@code
@@ -368,6 +460,12 @@ class UcxTransportTest {
             PeerFailureException later = assertThrows(PeerFailureException.class, () -> t.send(2, 1, buf, 0, 8));
             assertArrayEquals(new int[] {4}, later.ranks());
             assertThrows(PeerFailureException.class, () -> t.recv(2, 1, buf, 0, 8));
+            if (t.split()) { // a long message's endpoint is the send worker's: refused all the same
+                ByteBuffer big = direct(UcxTransport.SPLIT_MIN_BYTES);
+                PeerFailureException longSend = assertThrows(PeerFailureException.class,
+                        () -> t.send(2, 1, big, 0, UcxTransport.SPLIT_MIN_BYTES));
+                assertArrayEquals(new int[] {4}, longSend.ranks());
+            }
             // the healthy pair still talks
             int other = 1 - t.peer();
             int r = t.recv(other, 3, buf, 8, 8);
