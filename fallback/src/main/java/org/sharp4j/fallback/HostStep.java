@@ -563,10 +563,11 @@ public final class HostStep implements RecoverableStep {
 
         @Override
         public long activity() {
-            return tr.progressEvents(); // the parts' messages moving: no naps (Waiter.Condition#activity)
+            return HostStep.this.activity();
         }
     }
 
+    /** The transport's progress events: the parts' messages moving, so waits for them take no naps (Waiter.Condition#activity). */
     @Override
     public long activity() {
         return tr.progressEvents();

@@ -698,29 +698,15 @@ public final class UcxTransport implements Transport {
      */
     private UcpEndpoint endpoint(int p) {
         UcpEndpoint ep = eps[p];
-        if (ep != null) {
-            return ep;
+        if (ep == null) {
+            ep = eps[p] = newEndpoint(worker, p, "");
         }
-        ByteBuffer addr = ByteBuffer.allocateDirect(workerAddress[p].length);
-        addr.put(workerAddress[p]).flip();
-        final int peer = p;
-        UcpEndpointParams params = new UcpEndpointParams().setUcpAddress(addr).setPeerErrorHandlingMode()
-                .setErrorHandler((e, status, text) -> peerFailed(peer, status, text))
-                .setName("sharp4j-node" + me + "-to-node" + p);
-        try {
-            ep = worker.newEndpoint(params);
-        } catch (UcxException e) {
-            throw new Sharp4jException("rank " + ranks[me] + ": cannot create a UCX endpoint to node leader rank " + ranks[p]
-                    + " (node " + p + "): " + ucxText(e));
-        }
-        eps[p] = ep;
-        endpoints++;
         return ep;
     }
 
     /**
      * The send worker's endpoint to {@code p}'s receiving worker, made on the first long send to
-     * it; the same error handling as {@link #endpoint}.
+     * it (the send worker too, on the first of all); the same error handling as {@link #endpoint}.
      */
     private UcpEndpoint txEndpoint(int p) {
         UcpEndpoint ep = txEps[p];
@@ -735,19 +721,24 @@ public final class UcxTransport implements Transport {
                         + ucxText(e) + " (-D" + SPLIT_PROPERTY + "=off does without it)");
             }
         }
+        return txEps[p] = newEndpoint(txWorker, p, " (long messages)");
+    }
+
+    /** An endpoint of {@code w} to {@code p}'s receiving worker: peer error handling, the handler that records a failed peer. */
+    private UcpEndpoint newEndpoint(UcpWorker w, int p, String what) {
         ByteBuffer addr = ByteBuffer.allocateDirect(workerAddress[p].length);
         addr.put(workerAddress[p]).flip();
         final int peer = p;
         UcpEndpointParams params = new UcpEndpointParams().setUcpAddress(addr).setPeerErrorHandlingMode()
                 .setErrorHandler((e, status, text) -> peerFailed(peer, status, text))
-                .setName("sharp4j-node" + me + "-to-node" + p + "-long");
+                .setName("sharp4j-node" + me + "-to-node" + p + (what.isEmpty() ? "" : "-long"));
+        UcpEndpoint ep;
         try {
-            ep = txWorker.newEndpoint(params);
+            ep = w.newEndpoint(params);
         } catch (UcxException e) {
-            throw new Sharp4jException("rank " + ranks[me] + ": cannot create a UCX endpoint (long messages) to node leader rank "
+            throw new Sharp4jException("rank " + ranks[me] + ": cannot create a UCX endpoint" + what + " to node leader rank "
                     + ranks[p] + " (node " + p + "): " + ucxText(e));
         }
-        txEps[p] = ep;
         endpoints++;
         return ep;
     }
