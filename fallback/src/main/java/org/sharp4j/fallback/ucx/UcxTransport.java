@@ -1189,6 +1189,12 @@ public final class UcxTransport implements Transport {
             return new Sharp4jException("rank " + ranks[me] + ": UCX receive from any node leader failed: "
                     + (text != null ? text : statusName(status)));
         }
+        if (failStatus[peer] == 0 && (status == UcsConstants.STATUS.UCS_ERR_ENDPOINT_TIMEOUT
+                || status == UcsConstants.STATUS.UCS_ERR_CONNECTION_RESET || status == UcsConstants.STATUS.UCS_ERR_UNREACHABLE)) {
+            // UCX may complete a request with its endpoint's error before it runs the error handler
+            // (a later progress): the peer has failed all the same, and is named as such
+            peerFailed(peer, status, text != null ? text : statusName(status));
+        }
         if (failStatus[peer] != 0) {
             return peerFailure(peer);
         }
