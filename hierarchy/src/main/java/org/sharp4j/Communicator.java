@@ -265,6 +265,8 @@ public final class Communicator implements AutoCloseable {
     static final int HEAT_LONG_BLOCKS = 24;
     /** Long calls per collective {@link #heatLong} runs at least (budget permitting): C2's thresholds count about 5,000 invocations. */
     static final int HEAT_LONG_CALLS = 2_500;
+    /** Long calls per collective {@link #heatLong} runs at least across nodes, where most are cheap ({@link Engine#cheapLongPath}). */
+    static final int HEAT_LONG_CALLS_CHEAP = 5_500;
     /** Rank 0 stops {@link #heatLong} after this long in calls (the JIT settles between blocks do not count). */
     static final long HEAT_LONG_BUDGET_NANOS = 1_500_000_000L;
 
@@ -278,6 +280,12 @@ public final class Communicator implements AutoCloseable {
      * It runs at least {@value #HEAT_LONG_CALLS} calls, then on while a block still made the JIT
      * compile, at most {@value #HEAT_LONG_BLOCKS} blocks, and rank 0 stops it after 1.5 s of calls
      * (the settles do not count); the decisions are agreed, so every rank runs the same calls.
+     * Across nodes three calls of four take the cheap path ({@link Engine#cheapLongPath}: the same
+     * methods with 41 KB per call instead of 128 KiB-1 MiB) and the minimum is {@value #HEAT_LONG_CALLS_CHEAP}
+     * calls: the network made each long call cost about 0.3 ms on the netns rig, the budget ran
+     * about 1,750, and C2 compiled the long path during the program's first 3,000-5,000 long calls
+     * (2 hosts, 1 MiB Allreduce, {@code -x 100 -i 1000}, 3 rounds alternating with the build
+     * before: average 0.53-1.45 ms against 2.7-3.6, P90 0.74-1.6 ms against 8.8-10.0).
      * Runs where {@code sharp4j.warmup.long} says so ({@link Config#longWarmup}: by default when the
      * job spans several nodes or a node has more ranks than CPUs). Returns the long calls per collective.
      *
@@ -311,6 +319,12 @@ public final class Communicator implements AutoCloseable {
         // its segment forced), in turn
         long[] arLong = longest(arBytes);
         long[] rdLong = longest(rdBytes);
+        // across nodes, three calls of four on the cheap several-chunk path (Engine.cheapLongPath), the
+        // fourth on the paths above in their turns
+        long[] cheap = rankZeroSizes(new long[] {engine.cheapLongPath(Collective.ALLREDUCE), engine.cheapLongPath(Collective.REDUCE)});
+        final boolean cheapTurns = cheap.length == 2 && cheap[0] != 0 && cheap[1] != 0;
+        // C2 compiles a method after about 5,000 invocations: the cheap calls let the budget reach that
+        final int minCalls = cheapTurns ? HEAT_LONG_CALLS_CHEAP : HEAT_LONG_CALLS;
         DataType[] types = DataType.values();
         Op[] ops = Op.values();
         Object[] ins = {new int[maxBytes / 4], new long[maxBytes / 8], new float[maxBytes / 4], new double[maxBytes / 8]};
@@ -323,22 +337,27 @@ public final class Communicator implements AutoCloseable {
         int k = 0;
         for (int block = 1; ; block++) {
             for (int i = 0; i < HEAT_LONG_BLOCK; i++, k++) {
-                DataType t = types[k % types.length];
-                Op op = ops[(k / types.length) % ops.length];
+                // with the cheap turns every fourth call is on the other paths: m, not k, turns the types, so that
+                // both kinds of call see every type (k % 4 would give those calls one type)
+                int m = cheapTurns ? k + (k >> 2) : k;
+                DataType t = types[m % types.length];
+                Op op = ops[(m / types.length) % ops.length];
                 if (!op.validFor(t)) {
                     op = Op.SUM;
                 }
-                int form = (k / (types.length * ops.length)) % HEAT_FORMS;
-                // k >> 1, not k: the longest path is every odd k, and k % size put all its Reduces on one root
+                int form = (m / (types.length * ops.length)) % HEAT_FORMS;
+                boolean onCheap = cheapTurns && (k & 3) != 0;
+                int j = cheapTurns ? k >> 2 : k; // the turns of the paths below
+                // j >> 1, not j: the longest path is every odd j, and j % size put all its Reduces on one root
                 // (2 ranks: rank 1), so the other roles in its parts' rounds were never heated
-                int root = (k >> 1) % size;
+                int root = onCheap ? k % size : (j >> 1) % size;
                 // every other call a path at the longest size (several chunks: the chunk loops and phase 3's pipelined
                 // parts), each for a whole turn of the roots before the next
-                int longTurn = (k >> 1) / size;
-                long ab = (k & 1) == 1 ? arLong[longTurn % arLong.length] : arBytes[(k >> 1) % arBytes.length];
+                int longTurn = (j >> 1) / size;
+                long ab = onCheap ? cheap[0] : (j & 1) == 1 ? arLong[longTurn % arLong.length] : arBytes[(j >> 1) % arBytes.length];
                 heatPathCall(Collective.ALLREDUCE, ab, t, op, 0, form, ins, outs, hb);
                 if (rdBytes.length > 0) {
-                    long rb = (k & 1) == 1 ? rdLong[longTurn % rdLong.length] : rdBytes[(k >> 1) % rdBytes.length];
+                    long rb = onCheap ? cheap[1] : (j & 1) == 1 ? rdLong[longTurn % rdLong.length] : rdBytes[(j >> 1) % rdBytes.length];
                     heatPathCall(Collective.REDUCE, rb, t, op, root, form, ins, outs, hb);
                 }
             }
@@ -347,7 +366,7 @@ public final class Communicator implements AutoCloseable {
             slept += System.nanoTime() - s0;
             long compiled = org.sharp4j.coll.JitIdle.compiledMillis();
             flag[0] = rank() == 0 && System.nanoTime() - t0 - slept > HEAT_LONG_BUDGET_NANOS ? 1 : 0;
-            flag[1] = block < HEAT_LONG_BLOCKS && (block * HEAT_LONG_BLOCK < HEAT_LONG_CALLS || compiled != compiledBefore) ? 1 : 0;
+            flag[1] = block < HEAT_LONG_BLOCKS && (block * HEAT_LONG_BLOCK < minCalls || compiled != compiledBefore) ? 1 : 0;
             compiledBefore = compiled;
             allreduce(flag, 0, agreed, 0, 2, Op.MAX); // the same outcome on every rank
             if (agreed[0] != 0 || agreed[1] == 0) {

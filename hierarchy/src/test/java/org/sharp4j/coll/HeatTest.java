@@ -49,4 +49,36 @@ class HeatTest {
         ThreadRanks.run(2, cfg.withWarmupRounds(0), comm -> off.set(comm.rank(), comm.engine().heatCalls()));
         assertEquals(0, off.get(0) + off.get(1), "sharp4j.warmup=0 turns the heating off too");
     }
+
+    /**
+     * Across nodes the long heating takes the cheap path for most calls (forced chunks of 8 KiB through phase 3's
+     * posted parts): every rank heats as many long calls, more than the one-node minimum when the budget allows,
+     * and a long call right after it (several slots, every element checked) is right.
+     */
+    @Test
+    void severalNodesHeatTheLongPathsOnTheCheapPathAndLongCallsAreRightAfterwards() {
+        Engine.forgetHeatForTests();
+        AtomicIntegerArray longCalls = new AtomicIntegerArray(2);
+        AtomicIntegerArray wrong = new AtomicIntegerArray(2);
+        Config cfg = Config.defaults().withTimeoutNanos(60_000_000_000L).withSimulatedTopology(2, 1).withLongWarmup("on");
+        ThreadRanks.run(2, cfg, comm -> {
+            longCalls.set(comm.rank(), comm.engine().heatLongCalls());
+            int n = 300_001; // several slots and a short last chunk
+            long[] x = new long[n];
+            long[] y = new long[n];
+            for (int i = 0; i < n; i++) {
+                x[i] = (long) i * (comm.rank() + 1);
+            }
+            comm.allreduce(x, 0, y, 0, n, Op.SUM);
+            for (int i = 0; i < n; i++) {
+                if (y[i] != 3L * i) {
+                    wrong.incrementAndGet(comm.rank());
+                }
+            }
+        });
+        Engine.forgetHeatForTests();
+        assertTrue(longCalls.get(0) >= 250, "the long paths were heated across nodes: " + longCalls);
+        assertEquals(longCalls.get(0), longCalls.get(1), "both ranks heated as many long calls: " + longCalls);
+        assertEquals(0, wrong.get(0) + wrong.get(1), "elements wrong after the heating: " + wrong);
+    }
 }

@@ -112,4 +112,31 @@ class LongPathBytesTest {
                 got.get("reduce"));
         assertEquals("8192, 32768, 65536, " + FIVE + " PIPELINED from 65536 chunk 65536", got.get("allreduce"));
     }
+
+    /**
+     * Across nodes most long heating calls take the cheap path ({@link Engine#cheapLongPath}): five chunks of 8 KiB
+     * and a line in the segment of a real several-chunk call, so that the long path's methods run often enough
+     * for C2 within the budget; on one node there is none (the heating there is not bound by the network).
+     */
+    @Test
+    void severalNodesHaveACheapSeveralChunkPathAndOneNodeNone() {
+        Map<String, String> got = new ConcurrentHashMap<>();
+        ThreadRanks.run(2, CFG.withSimulatedTopology(2, 1), comm -> {
+            if (comm.rank() == 0) {
+                Engine e = comm.engine();
+                got.put("allreduce", describe(e, Collective.ALLREDUCE, new long[] {e.cheapLongPath(Collective.ALLREDUCE)}));
+                got.put("reduce", describe(e, Collective.REDUCE, new long[] {e.cheapLongPath(Collective.REDUCE)}));
+                got.put("barrier", Long.toString(e.cheapLongPath(Collective.BARRIER)));
+            }
+        });
+        long five8 = 5 * 8192 + 64;
+        // the segment of two slots and a line (tiled between nodes of one rank), its chunk forced to 8 KiB
+        assertEquals(five8 + " TILED from 16385 chunk 8192", got.get("allreduce"));
+        assertEquals(five8 + " TILED from 16385 chunk 8192", got.get("reduce"));
+        assertEquals("0", got.get("barrier"));
+        Map<String, Long> one = new ConcurrentHashMap<>();
+        ThreadRanks.run(2, CFG, comm -> one.put("r" + comm.rank(), comm.engine().cheapLongPath(Collective.ALLREDUCE)));
+        assertEquals(0L, one.get("r0"));
+        assertEquals(0L, one.get("r1"));
+    }
 }
