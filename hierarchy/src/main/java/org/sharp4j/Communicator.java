@@ -281,7 +281,7 @@ public final class Communicator implements AutoCloseable {
      * compile, at most {@value #HEAT_LONG_BLOCKS} blocks, and rank 0 stops it after 1.5 s of calls
      * (the settles do not count); the decisions are agreed, so every rank runs the same calls.
      * Across nodes three calls of four take the cheap path ({@link Engine#cheapLongPath}: the same
-     * methods with 41 KB per call instead of 128 KiB-1 MiB) and the minimum is {@value #HEAT_LONG_CALLS_CHEAP}
+     * methods with 41 KB per call instead of 128 KiB-2 MiB) and the minimum is {@value #HEAT_LONG_CALLS_CHEAP}
      * calls: the network made each long call cost about 0.3 ms on the netns rig, the budget ran
      * about 1,750, and C2 compiled the long path during the program's first 3,000-5,000 long calls
      * (2 hosts, 1 MiB Allreduce, {@code -x 100 -i 1000}, 3 rounds alternating with the build

@@ -608,7 +608,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         cand.add(several);
         if (!oneNode) {
             // the inter-node table is keyed by the call's size (HostStep), not the chunk's: its segments up to
-            // HEAT_INTER_MAX_BYTES by their own size (the SRA radix 2 of 2 nodes from 512 KiB)
+            // HEAT_INTER_MAX_BYTES by their own size (the SRA radix 2 of 2 nodes from 2 MiB)
             for (long b = Long.highestOneBit(several) * 2; b <= HEAT_INTER_MAX_BYTES; b <<= 1) {
                 cand.add(b);
             }
@@ -641,7 +641,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * node): {@value #HEAT_CHUNKS} chunks of {@value #HEAT_INTER_CHUNK_BYTES} bytes and a line, in
      * the segment of a real several-chunk call (twice the chunk and a line), so that it runs the
      * same methods as a program's long calls (the chunk loops, phase 3's posted parts, their data
-     * rounds, waits and the transport) with 41 KB per call instead of 128 KiB-1 MiB. The communicator's
+     * rounds, waits and the transport) with 41 KB per call instead of 128 KiB-2 MiB. The communicator's
      * heating takes it for most of its long calls; the real long paths of {@link #longPathBytes}
      * keep the rest, so their own branches (the SRA rounds, the transport's long messages) are
      * profiled too.
@@ -668,17 +668,24 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     static final int HEAT_INTER_CHUNK_BYTES = 8 * 1024;
 
     /** The longest call the heating makes across nodes to reach an inter-node segment of the table ({@link #longPathBytes}). */
-    static final long HEAT_INTER_MAX_BYTES = 1L << 20;
+    static final long HEAT_INTER_MAX_BYTES = 2L << 20;
 
     /** Chunks of a several-chunk heating call on one node ({@link #longPathBytes}): one more than the sets. */
     static final int HEAT_CHUNKS = ShmLevel.SETS + 1;
     /** The chunk of a several-chunk heating call on one node, at most ({@link #longPathBytes}). */
     static final int HEAT_CHUNK_BYTES = 64 * 1024;
 
-    /** What makes a long path distinct ({@link #longPathBytes}): the algorithm, several chunks or one, and the inter-node step. */
+    /**
+     * What makes a long path distinct ({@link #longPathBytes}): the algorithm, several chunks or one, and across
+     * nodes the inter-node step and whether a later part of the call is a whole one ({@link #interUnit} chunks:
+     * its messages and folds are the longest; without it the 2-node recursive doubling below 2 MiB was heated at
+     * 128 KiB only, whose later part is one chunk, and a program's 1 MiB calls, with parts of four, had P90s of
+     * 2.8-4.2 ms against 1.0-1.2 with them heated).
+     */
     private String pathKey(Collective c, int segment, long b) {
         IntraNodeAlgorithm a = algorithmAt(c, segment, b);
-        return a + "/" + (b > chunkBytes) + (topo.nodeCount() == 1 ? "" : "/" + table.interAlgorithm(c, b) + table.interRadix(c, b));
+        return a + "/" + (b > chunkBytes) + (topo.nodeCount() == 1 ? ""
+                : "/" + table.interAlgorithm(c, b) + table.interRadix(c, b) + "/" + (b >= (long) chunkBytes * (interUnit + 1)));
     }
 
     /** Where {@link #longPathBytes} keeps a forced segment (+1) and a forced chunk (log2, 0: none) above the size. */

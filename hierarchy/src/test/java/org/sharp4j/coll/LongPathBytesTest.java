@@ -74,18 +74,18 @@ class LongPathBytesTest {
         Map<String, String> got = paths(3, CFG.withSimulatedTopology(3, 1));
         // between 3 nodes the built-in Allreduce runs k-nomial radix 2 at every size; 128 KiB is the
         // several-chunk path (two slots); tiled (not pipelined: one node only) from 16 KiB + 1; across nodes the
-        // calls keep their size and chunk
-        assertEquals("8192, 32768, 131072", got.get("allreduce"));
+        // calls keep their size and chunk, and 512 KiB is the first whose later part is a whole one (four slots)
+        assertEquals("8192, 32768, 131072, 524288", got.get("allreduce"));
         // with SRA from 16 KiB (the table below 2026-11-27), 16 KiB is the tree inside the node but SRA between
         Map<String, String> sra = paths(3, CFG.withSimulatedTopology(3, 1).withTuneOverride("allreduce:16k-inf:sra:radix=4"));
-        assertEquals("8192, 16384, 32768, 131072", sra.get("allreduce"));
+        assertEquals("8192, 16384, 32768, 131072, 524288", sra.get("allreduce"));
         // Reduce is k-nomial between nodes, radix 4 and from 256 KiB radix 2 (keyed by the call's size, as the host
         // path reads the table), tiled (not direct: one node only) from 16 KiB + 1
-        assertEquals("8192, 32768, 131072, 262144", got.get("reduce"));
-        // between 2 nodes of one rank Allreduce is k-nomial (recursive doubling) up to 512 KiB, then SRA radix 2
+        assertEquals("8192, 32768, 131072, 262144, 524288", got.get("reduce"));
+        // between 2 nodes of one rank Allreduce is k-nomial (recursive doubling) below 2 MiB, then SRA radix 2
         Map<String, String> two = paths(2, CFG.withSimulatedTopology(2, 1));
-        assertEquals("8192, 32768, 131072, 524288", two.get("allreduce"));
-        assertEquals("8192, 32768, 131072", two.get("reduce"));
+        assertEquals("8192, 32768, 131072, 524288, 2097152", two.get("allreduce"));
+        assertEquals("8192, 32768, 131072, 524288", two.get("reduce"));
     }
 
     @Test
