@@ -680,7 +680,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * nodes the inter-node step and whether a later part of the call is a whole one ({@link #interUnit} chunks:
      * its messages and folds are the longest; without it the 2-node recursive doubling below 2 MiB was heated at
      * 128 KiB only, whose later part is one chunk, and a program's 1 MiB calls, with parts of four, had P90s of
-     * 2.8-4.2 ms against 1.0-1.2 with them heated).
+     * 2.8-4.2 ms, 2 rounds, where the build before, which heated 512 KiB as the SRA path, had 1.0-1.2).
      */
     private String pathKey(Collective c, int segment, long b) {
         IntraNodeAlgorithm a = algorithmAt(c, segment, b);
