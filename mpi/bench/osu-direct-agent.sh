@@ -40,21 +40,33 @@ done
 echo "# after: load: $(uptime | sed 's/.*load average/load average/')"
 for f in $(cd "$out" && ls | grep -v '\.err$' | sort); do echo "== $f"; cat "$out/$f"; done
 # ratios: agent.p / mpi.p per size (pass 2 averages), first row (pass 1 smallest size) / steady state (pass 2 same size)
+# The machine's phases (a cache-line transfer costs 2-3x more in some stretches of seconds to minutes) hit
+# single runs: the medians over the pairs are the figures to compare, not one pair.
 awk -v pairs="$pairs" '
+  function median(a, k,   i, j, t, b) { # of a[1..k] (mawk has no asort: insertion sort of a copy)
+    for (i = 1; i <= k; i++) b[i] = a[i]
+    for (i = 2; i <= k; i++) { t = b[i]; for (j = i - 1; j >= 1 && b[j] > t; j--) b[j + 1] = b[j]; b[j + 1] = t }
+    return k % 2 ? b[(k + 1) / 2] : (b[k / 2] + b[k / 2 + 1]) / 2
+  }
   FNR == 1 { split(FILENAME, a, "/"); f = a[length(a)]; split(f, lp, "."); lab = lp[1]; pr = lp[2] }
   /^first/ { first[lab, pr] = $(NF - 4); firstp50[lab, pr] = $(NF - 1) }
   /^[12] / { avg[lab, pr, $1, $2] = $3; p50[lab, pr, $1, $2] = $4; if (!($2 in seen)) { seen[$2] = 1; sizes[++n] = $2 } }
   END {
     nl = ("base", 1, 2, sizes[1]) in avg ? 2 : 1
     for (l = 1; l <= nl; l++) { lab = l == 1 ? "agent" : "base"
-    printf "%s / Open MPI alone, steady state (pass 2): Avg and P50\n%8s", lab, "Size"
-    for (p = 1; p <= pairs; p++) printf "  avg#%d  p50#%d", p, p; printf "\n"
+    printf "%s / Open MPI alone, steady state (pass 2): Avg and P50, per pair and their medians over the pairs\n%8s", lab, "Size"
+    for (p = 1; p <= pairs; p++) printf "  avg#%d  p50#%d", p, p; printf "  avg-med p50-med\n"
     for (i = 1; i <= n; i++) { s = sizes[i]; printf "%8d", s
-      for (p = 1; p <= pairs; p++) printf "  %5.2f  %5.2f", avg[lab, p, 2, s] / avg["mpi", p, 2, s], p50[lab, p, 2, s] / p50["mpi", p, 2, s]
-      printf "\n" } }
+      for (p = 1; p <= pairs; p++) {
+        ra[p] = avg[lab, p, 2, s] / avg["mpi", p, 2, s]; rp[p] = p50[lab, p, 2, s] / p50["mpi", p, 2, s]
+        printf "  %5.2f  %5.2f", ra[p], rp[p] }
+      printf "  %7.2f %7.2f\n", median(ra, pairs), median(rp, pairs) } }
     s = sizes[1]
     for (p = 1; p <= pairs; p++) for (l = 0; l <= nl; l++) { lab = l == 0 ? "mpi" : l == 1 ? "agent" : "base"
       printf "%-6s#%d %d B: first row avg %7.3f / steady %7.3f = %5.2f, P50 %.3f / %.3f = %5.2f; first 1000 calls avg %7.3f us = %6.2fx, P50 %.3f = %5.2fx steady\n",
         lab, p, s, avg[lab, p, 1, s], avg[lab, p, 2, s], avg[lab, p, 1, s] / avg[lab, p, 2, s], p50[lab, p, 1, s], p50[lab, p, 2, s],
         p50[lab, p, 1, s] / p50[lab, p, 2, s], first[lab, p], first[lab, p] / avg[lab, p, 2, s], firstp50[lab, p], firstp50[lab, p] / p50[lab, p, 2, s] }
+    for (l = 0; l <= nl; l++) { lab = l == 0 ? "mpi" : l == 1 ? "agent" : "base"
+      for (p = 1; p <= pairs; p++) { ra[p] = avg[lab, p, 1, s] / avg[lab, p, 2, s]; rp[p] = p50[lab, p, 1, s] / p50[lab, p, 2, s] }
+      printf "%-6s %d B, medians over the pairs: first row / steady state avg %5.2f, P50 %5.2f\n", lab, s, median(ra, pairs), median(rp, pairs) }
   }' $(ls "$out"/* | grep -v '\.err$')
