@@ -267,6 +267,16 @@ public final class Communicator implements AutoCloseable {
     static final int HEAT_LONG_CALLS = 2_500;
     /** Long calls per collective {@link #heatLong} runs at least across nodes, where most are cheap ({@link Engine#cheapLongPath}). */
     static final int HEAT_LONG_CALLS_CHEAP = 5_500;
+    /**
+     * Across nodes, {@link #heatLong} takes the real long paths once in {@code 2^HEAT_CHEAP_SHIFT}
+     * calls (the cheap one otherwise). With one in four, the real paths' 128 KiB-2 MiB calls took most
+     * of the 1.5 s budget: 2,000 calls per collective, and {@code TiledAlgorithm.solo},
+     * {@code HostStep.post}, {@code HostStep.await} and {@code soloRetire} reached C2
+     * ({@code -XX:+LogCompilation}) 0.9-1.9 s into the program (2 hosts, 256 KiB Reduce). With one in
+     * sixteen: 2,250-2,500 calls and all of them compiled before the program's first call; the real
+     * paths still take about 140 calls per collective between them, which profiles their branches.
+     */
+    static final int HEAT_CHEAP_SHIFT = 4;
     /** Rank 0 stops {@link #heatLong} after this long in calls (the JIT settles between blocks do not count). */
     static final long HEAT_LONG_BUDGET_NANOS = 1_500_000_000L;
 
@@ -280,7 +290,7 @@ public final class Communicator implements AutoCloseable {
      * It runs at least {@value #HEAT_LONG_CALLS} calls, then on while a block still made the JIT
      * compile, at most {@value #HEAT_LONG_BLOCKS} blocks, and rank 0 stops it after 1.5 s of calls
      * (the settles do not count); the decisions are agreed, so every rank runs the same calls.
-     * Across nodes three calls of four take the cheap path ({@link Engine#cheapLongPath}: the same
+     * Across nodes fifteen calls of sixteen ({@link #HEAT_CHEAP_SHIFT}) take the cheap path ({@link Engine#cheapLongPath}: the same
      * methods with 41 KB per call instead of 128 KiB-2 MiB) and the minimum is {@value #HEAT_LONG_CALLS_CHEAP}
      * calls: the network made each long call cost about 0.3 ms on the netns rig, the budget ran
      * about 1,750, and C2 compiled the long path during the program's first 3,000-5,000 long calls
@@ -319,8 +329,8 @@ public final class Communicator implements AutoCloseable {
         // its segment forced), in turn
         long[] arLong = longest(arBytes);
         long[] rdLong = longest(rdBytes);
-        // across nodes, three calls of four on the cheap several-chunk path (Engine.cheapLongPath), the
-        // fourth on the paths above in their turns
+        // across nodes, fifteen calls of sixteen on the cheap several-chunk path (Engine.cheapLongPath), the
+        // sixteenth on the paths above in their turns
         long[] cheap = rankZeroSizes(new long[] {engine.cheapLongPath(Collective.ALLREDUCE), engine.cheapLongPath(Collective.REDUCE)});
         final boolean cheapTurns = cheap.length == 2 && cheap[0] != 0 && cheap[1] != 0;
         // C2 compiles a method after about 5,000 invocations: the cheap calls let the budget reach that
@@ -337,17 +347,17 @@ public final class Communicator implements AutoCloseable {
         int k = 0;
         for (int block = 1; ; block++) {
             for (int i = 0; i < HEAT_LONG_BLOCK; i++, k++) {
-                // with the cheap turns every fourth call is on the other paths: m, not k, turns the types, so that
-                // both kinds of call see every type (k % 4 would give those calls one type)
-                int m = cheapTurns ? k + (k >> 2) : k;
+                // with the cheap turns every sixteenth call is on the other paths: m, not k, turns the types, so
+                // that both kinds of call see every type (k % 4 would give those calls one type)
+                int m = cheapTurns ? k + (k >> HEAT_CHEAP_SHIFT) : k;
                 DataType t = types[m % types.length];
                 Op op = ops[(m / types.length) % ops.length];
                 if (!op.validFor(t)) {
                     op = Op.SUM;
                 }
                 int form = (m / (types.length * ops.length)) % HEAT_FORMS;
-                boolean onCheap = cheapTurns && (k & 3) != 0;
-                int j = cheapTurns ? k >> 2 : k; // the turns of the paths below
+                boolean onCheap = cheapTurns && (k & ((1 << HEAT_CHEAP_SHIFT) - 1)) != 0;
+                int j = cheapTurns ? k >> HEAT_CHEAP_SHIFT : k; // the turns of the paths below
                 // j >> 1, not j: the longest path is every odd j, and j % size put all its Reduces on one root
                 // (2 ranks: rank 1), so the other roles in its parts' rounds were never heated
                 int root = onCheap ? k % size : (j >> 1) % size;
