@@ -348,7 +348,7 @@ public final class Communicator implements AutoCloseable {
         for (int block = 1; ; block++) {
             for (int i = 0; i < HEAT_LONG_BLOCK; i++, k++) {
                 // with the cheap turns every sixteenth call is on the other paths: m, not k, turns the types, so
-                // that both kinds of call see every type (k % 4 would give those calls one type)
+                // that both kinds of call see every type (k alone would give those calls, every k % 16 == 0, one type)
                 int m = cheapTurns ? k + (k >> HEAT_CHEAP_SHIFT) : k;
                 DataType t = types[m % types.length];
                 Op op = ops[(m / types.length) % ops.length];
