@@ -57,7 +57,8 @@ import org.sharp4j.tuning.CompiledTable;
  *
  * <h2>Parts of a long call</h2>
  * The engine hands a long call to phase 3 in parts (the first chunk, then units of
- * {@code sharp4j.internode.pipeline} slots), the same parts on every node. The first part runs as
+ * {@code sharp4j.internode.pipeline} slots), the same parts on every node; with one rank per node
+ * an allreduce that runs merged hands it whole up to a fragment ({@link #mergedAllreduceBytes}). The first part runs as
  * above: its spine compares the descriptor of the <em>call</em> (count, type, op, root of the
  * whole call), and every leader ends it with the same status. Only if that status is ok does any
  * leader reach a later part (otherwise every rank throws), so a later part ({@code more = true})
@@ -441,6 +442,17 @@ public final class HostStep implements RecoverableStep {
         int others = Math.max(1, Math.min(Exchange.MAX_RADIX, peers) - 1);
         int f = Math.min(MAX_PART_FRAG_BYTES, PART_SCRATCH_BYTES / (2 * others)) & -4096;
         return Math.max(fragBytes, f);
+    }
+
+    /**
+     * A blocking fragment ({@code frag}) when an allreduce of {@code callBytes} runs the merged rounds
+     * (the spine's radix, "Argument checking without hangs" in the class comment): a call of up to
+     * that many bytes then costs the spine's rounds alone, where a first part and a later one would
+     * run the rounds twice. 0 otherwise.
+     */
+    @Override
+    public long mergedAllreduceBytes(long callBytes) {
+        return radix(Collective.ALLREDUCE, callBytes) == spineRadix ? frag : 0;
     }
 
     @Override

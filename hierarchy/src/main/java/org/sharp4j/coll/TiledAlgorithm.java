@@ -252,7 +252,8 @@ final class TiledAlgorithm {
     /**
      * Several nodes of one rank each (the same on every rank: the topology's largest node has one
      * rank): no rank to reduce with inside the node, so phase 3 runs on the user's memory itself: the
-     * first chunk (a long Reduce's first line) alone and blocking (its spine checks the call), then parts of {@link #SOLO_CHUNKS}
+     * first part (a chunk, a long Reduce's first line, or an Allreduce the step runs whole: {@link Engine#interSoloFirst}) alone
+     * and blocking (its spine checks the call), then parts of {@link #SOLO_CHUNKS}
      * chunks posted, each released {@code lag} parts after its post as on the shared-memory path
      * (the same parts on every node, whatever each rank's buffers). Where this rank gets the result
      * in a direct buffer or its shared buffer and its input is not an array, phase 3 works in place
@@ -293,8 +294,9 @@ final class TiledAlgorithm {
                 && (!gets || !Payload.overlaps(src, dst, t, count));
         final int chunkElems = chunkBytes / size;
         final int lag = count > chunkElems ? e.interLag() : 0;
-        // the first part: a chunk, or a long Reduce's head (Engine.interFirst); its data rides on the spine's messages
-        final int firstElems = e.interFirst(kind, count, chunkElems, t);
+        // the first part: a chunk, a long Reduce's head, or an Allreduce the step runs whole (Engine.interSoloFirst);
+        // its data rides on the spine's messages
+        final int firstElems = e.interSoloFirst(kind, count, chunkElems, t);
         final int cap = e.interCap();
         final CallStatus st = e.st;
         int part = 0;

@@ -47,6 +47,18 @@ public interface InterNodeStep extends AutoCloseable {
     }
 
     /**
+     * The longest allreduce of {@code callBytes} bytes that this step runs in one blocking call with
+     * its argument check merged into the data rounds (no round more than the check's own), or 0
+     * (the default) if it runs none so. A caller that would cut such a call into a first part and
+     * later parts may hand it over whole instead: one call's rounds where the parts would pay
+     * theirs one after the other. Depends only on {@code callBytes} and job-wide settings, so every
+     * node cuts a call alike.
+     */
+    default long mergedAllreduceBytes(long callBytes) {
+        return 0;
+    }
+
+    /**
      * Parts of a long call this step can keep in flight at once through {@link #post} (issue 12 item
      * 4): the engine posts a later part and goes on reducing the next chunks on its node while the
      * part travels between nodes. 0 (the default): {@link #post} runs the part to completion before
