@@ -156,6 +156,27 @@ class PipelinedInterNodeTest {
     }
 
     /**
+     * With a table's chunk of 256 B a part of the one-rank-per-node path's private ring holds 4 KiB: a
+     * 128 KiB Allreduce of arrays (through the ring) still runs whole, in a ring grown to hold it,
+     * then a longer one in parts of 4 KiB.
+     */
+    @Test
+    void aCallRunWholeFitsTheRingWhateverTheChunk() {
+        Config c = cfg(2, 4, "allreduce:1k-inf:tiled:chunk=256");
+        ThreadRanks.run(2, c, comm -> {
+            for (int[] countAndMessages : new int[][] {{32 * 1024, 1}, {32 * 1024 + 1, 1 + 32}, {1000, 1}}) {
+                int count = countAndMessages[0];
+                long m0 = comm.engine().interMessagesSent();
+                CollectiveCorrectnessTest.check(comm, Collective.ALLREDUCE, DataType.FLOAT, Op.SUM, count, 0, 61 + count, Api.ARRAYS);
+                if (m0 >= 0) {
+                    assertEquals(countAndMessages[1], comm.engine().interMessagesSent() - m0, count + " floats: messages sent");
+                }
+            }
+            comm.barrier();
+        });
+    }
+
+    /**
      * Several sockets per node: the hierarchical tiled path hands phase 3 one chunk at a time, only
      * the first with the spine; units are off for the whole job (every node must cut the same parts).
      */

@@ -271,14 +271,20 @@ final class TiledAlgorithm {
         final boolean gets = kind == Collective.ALLREDUCE || e.rank == root;
         final boolean inDst = gets && src.kind != Payload.ARRAY
                 && (dst.kind == Payload.BUFFER && dst.buffer.isDirect() || dst.kind == Payload.SHARED);
+        final int chunkElems = chunkBytes / size;
+        // the first part: a chunk, a long Reduce's head, or an Allreduce the step runs whole (Engine.interSoloFirst:
+        // at most 128 KiB, which may exceed a part's place in the ring when the table's chunk is short); its data
+        // rides on the spine's messages
+        final int firstElems = e.interSoloFirst(kind, count, chunkElems, t);
         final java.nio.ByteBuffer wb;
         final int base;
         if (inDst) {
             wb = dst.kind == Payload.SHARED ? dst.sharedLevel.buf : dst.buffer;
             base = dst.kind == Payload.SHARED ? dst.sharedOff : dst.off * size;
         } else {
-            if (soloRing == null || soloRing.buf.capacity() < ShmLevel.SETS * partBytes) {
-                soloRing = new Payload.Views(ShmLevel.SETS * partBytes); // once per communicator and chunk size
+            final int ringBytes = Math.max(ShmLevel.SETS * partBytes, firstElems * size);
+            if (soloRing == null || soloRing.buf.capacity() < ringBytes) {
+                soloRing = new Payload.Views(ringBytes); // once per communicator and chunk size
             }
             wb = soloRing.buf;
             base = 0;
@@ -289,14 +295,10 @@ final class TiledAlgorithm {
         // The later (posted) parts read this rank's input where it lies (InterNodeStep#post's source
         // form) when it is memory the transport sends from (a direct or the shared buffer) and the
         // output does not share it: no copy into the output, or into the ring for a Reduce's
-        // non-root. The first part, blocking, still takes the copy (at most a chunk).
+        // non-root. The first part, blocking, still takes the copy (at most a chunk, or a call run whole).
         final boolean readsInPlace = !sameMemory && (src.kind == Payload.SHARED || src.kind == Payload.BUFFER && src.buffer.isDirect())
                 && (!gets || !Payload.overlaps(src, dst, t, count));
-        final int chunkElems = chunkBytes / size;
         final int lag = count > chunkElems ? e.interLag() : 0;
-        // the first part: a chunk, a long Reduce's head, or an Allreduce the step runs whole (Engine.interSoloFirst);
-        // its data rides on the spine's messages
-        final int firstElems = e.interSoloFirst(kind, count, chunkElems, t);
         final int cap = e.interCap();
         final CallStatus st = e.st;
         int part = 0;
