@@ -928,7 +928,9 @@ public final class HostStep implements RecoverableStep {
      */
     @Override
     public long abortWord() {
-        if (abortWord != 0 || closed || abortRecv < 0) {
+        // A leader that gave an abort (abortSent, no word received) reports none: every leader
+        // forwards an abort to its dissemination peers, the giver among them, so its own can come back.
+        if (abortWord != 0 || abortSent || closed || abortRecv < 0) {
             return abortWord;
         }
         int r;

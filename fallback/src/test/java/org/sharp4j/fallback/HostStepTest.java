@@ -515,6 +515,8 @@ class HostStepTest {
                     Thread.sleep(100);
                     step.abort(mesh.globalRanks[giver], mesh.globalRanks[blamedNode]);
                     assertEquals(0, step.abortWord(), "its own abort is not reported to itself");
+                    Thread.sleep(300); // the peers forward it, to this leader too (dissemination): still not reported
+                    assertEquals(0, step.abortWord(), "its own abort, forwarded back, is not reported to itself");
                     return;
                 }
                 long t0 = System.nanoTime();
