@@ -107,11 +107,11 @@ class PipelinedInterNodeTest {
     }
 
     /**
-     * A long Reduce checks the call with its first line and sends the rest up the tree: the root
-     * node's leader sends one message for the whole call (its line, on the spine), where parts run
-     * as allreduces would send every part to the other node too; the other leader sends every part
-     * once. One rank per node (parts of 16 slots after the line) and two (a part per slot, the first
-     * slot's line then its rest).
+     * A long Reduce checks the call with its first line and sends the rest up the tree, never both
+     * ways: the root node's leader sends one message for the whole call (its line on the spine, or to
+     * node 0 only the spine's header, the tree inside the spine taking the other node's line), the
+     * other leader its line and every part once (one rank per node: 3 parts of up to 16 slots; two:
+     * the rest of slot 0, then 9 slots). Roots at node 0 and at node 1.
      */
     @ParameterizedTest(name = "2 nodes x {0} ranks")
     @ValueSource(ints = {1, 2})
@@ -119,15 +119,21 @@ class PipelinedInterNodeTest {
         Config c = cfg(2, 4, null);
         ThreadRanks.run(2 * rpn, c, comm -> {
             int count = (rpn == 1 ? 33 : 9) * c.slotBytes() / DataType.FLOAT.size + 3;
-            CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.FLOAT, Op.SUM, count, 0, 41, Api.values()[0]);
-            long m0 = comm.engine().interMessagesSent();
-            CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.FLOAT, Op.SUM, count, 0, 42, Api.values()[1]);
-            long sent = comm.engine().interMessagesSent() - m0;
-            if (m0 >= 0 && comm.rank() < rpn) {
-                assertEquals(1, sent, "the root node's leader: its line on the spine, nothing else");
-            } else if (m0 >= 0) {
-                // one rank (33 slots): the line, then 3 parts of up to 16 slots; two (9 slots): the line, the rest of slot 0, 9 slots
-                assertEquals(rpn == 1 ? 4 : 11, sent, "the other leader sends the line and every part once");
+            for (int rootNode = 0; rootNode < 2; rootNode++) {
+                int root = rootNode * rpn;
+                CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.FLOAT, Op.SUM, count, root, 41 + rootNode,
+                        Api.values()[0]);
+                long m0 = comm.engine().interMessagesSent();
+                CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.FLOAT, Op.SUM, count, root, 43 + rootNode,
+                        Api.values()[1]);
+                long sent = comm.engine().interMessagesSent() - m0;
+                String at = "root at node " + rootNode + ": ";
+                if (m0 >= 0 && comm.rank() / rpn == rootNode) {
+                    assertEquals(1, sent, at + "the root node's leader sends its line or header on the spine, nothing else");
+                } else if (m0 >= 0) {
+                    assertEquals(rpn == 1 ? 4 : 11, sent,
+                            at + "the other leader sends its line and every part once");
+                }
             }
             comm.barrier();
         });

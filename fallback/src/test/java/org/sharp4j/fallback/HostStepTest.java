@@ -203,6 +203,60 @@ class HostStepTest {
     }
 
     /**
+     * A reduce of one fragment to node 0 runs the tree inside the spine's rounds: every node sends
+     * exactly the spine's messages (those of a barrier), each other node's vector once and node 0's
+     * never, where the merged allreduce sent every vector to every peer; node 0's sums are right.
+     * 4 nodes radix 4 (one round), 6 nodes radix 2 (two extras folded in, a partial tree), 7 nodes
+     * radix 3 (a partial last iteration); to another root the merged allreduce's messages stay.
+     */
+    @Test
+    void aReduceToNodeZeroSendsEachVectorOnceInsideTheSpine() {
+        final int frag = 1024;
+        final int count = 100; // 800 bytes: one fragment
+        final int h = 48;
+        for (int[] nk : new int[][] {{4, 4}, {6, 2}, {7, 3}}) {
+            final int n = nk[0];
+            CompiledTable table = Team.table("allreduce,reduce,barrier:0-inf:knomial:radix=" + nk[1], n);
+            MemTransport.Mesh mesh = MemTransport.Mesh.of(n);
+            long[][] sent = new long[n][];
+            Team.runOk(n, 60_000, node -> {
+                MemTransport t = mesh.end(node);
+                long[] s = new long[6];
+                try (HostStep step = new HostStep(t, table, Team.waiter(LONG_TIMEOUT, null, node), "t", frag)) {
+                    CallStatus st = new CallStatus();
+                    long m0 = t.sends;
+                    long b0 = t.bytesSent;
+                    step.barrier(BARRIER, st);
+                    s[0] = t.sends - m0;
+                    s[1] = t.bytesSent - b0;
+                    for (int root = 0; root < 2; root++) {
+                        ByteBuffer b = buf(count * 8);
+                        Inputs.fill(b, 0, DataType.DOUBLE, Op.SUM, 21 + root, node, count);
+                        m0 = t.sends;
+                        b0 = t.bytesSent;
+                        step.reduce(b, 0, count, DataType.DOUBLE, Op.SUM, root, red(DataType.DOUBLE, Op.SUM, count, root), st);
+                        s[2 + 2 * root] = t.sends - m0;
+                        s[3 + 2 * root] = t.bytesSent - b0;
+                        assertTrue(st.ok());
+                        if (node == root) {
+                            assertNull(Inputs.check(b, 0, DataType.DOUBLE, Op.SUM, 21 + root, n, count), n + " nodes, root " + root);
+                        }
+                    }
+                }
+                sent[node] = s;
+            });
+            for (int node = 0; node < n; node++) {
+                long[] s = sent[node];
+                String at = n + " nodes radix " + nk[1] + ", node " + node;
+                assertEquals(s[0], s[2], at + ": the spine's messages");
+                assertEquals(s[1] + (node == 0 ? 0 : 800), s[3], at + ": its vector once (node 0: never), headers otherwise");
+                assertEquals(s[0], s[4], at + ": to root 1, the merged allreduce's messages");
+                assertEquals(s[0] * (h + 800), s[5], at + ": to root 1, every message carries the vector");
+            }
+        }
+    }
+
+    /**
      * A posted part whose own data is read from a source ({@code post}'s source form, the
      * one-rank-per-node path's input read in place) gives exactly the bits of the same part copied
      * into the buffer first, and never writes the source: the output starts as NaN garbage, so a
@@ -363,6 +417,16 @@ class HostStepTest {
             {1, allreduceOf(DataType.DOUBLE, Op.SUM, 200), dsum10, "merged SRA against merged k-nomial"},
             {4, allreduceOf(DataType.DOUBLE, Op.SUM, 300), allreduceOf(DataType.DOUBLE, Op.SUM, 301), "merged SRA, other counts"},
             {0, allreduceOf(DataType.DOUBLE, Op.SUM, 1000), allreduceOf(DataType.DOUBLE, Op.SUM, 200), "SRA data path against merged"},
+        });
+        // reduce on the spine radix: to node 0 the tree inside the spine, to another root the merged allreduce
+        Call lsum0 = reduceOf(DataType.LONG, Op.SUM, 100, 0);
+        mismatches("allreduce,reduce:0-inf:knomial:radix=4", 1024, new Object[][] {
+            {3, lsum0, reduceOf(DataType.LONG, Op.SUM, 100, 2), "the tree to node 0 against the merged allreduce to node 2"},
+            {0, reduceOf(DataType.LONG, Op.SUM, 100, 1), lsum0, "node 0 reduces to node 1, the others to node 0"},
+            {1, reduceOf(DataType.LONG, Op.SUM, 101, 0), lsum0, "an extra with one element more"},
+            {5, reduceOf(DataType.LONG, Op.SUM, 1000, 0), lsum0, "above a fragment (spine, then the tree) against the tree in the spine"},
+            {2, allreduceOf(DataType.LONG, Op.SUM, 100), lsum0, "allreduce against the tree in the spine"},
+            {4, reduceOf(DataType.LONG, Op.MAX, 100, 0), lsum0, "another op"},
         });
     }
 

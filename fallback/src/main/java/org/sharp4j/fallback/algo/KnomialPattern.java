@@ -141,6 +141,16 @@ public final class KnomialPattern {
         return loopRank / rp[i] == other / rp[i];
     }
 
+    /**
+     * Whether this rank's loop-rank digits below iteration i are all zero ({@code lr mod k^i == 0}):
+     * it is the one member of its block of {@code k^i} loop ranks that the k-nomial tree to loop rank
+     * 0 keeps at iteration i (every member of its group of iteration i shares those digits, so a
+     * group leads or not as a whole). False for an extra.
+     */
+    public boolean leads(int i) {
+        return loopRank >= 0 && loopRank % rp[i] == 0;
+    }
+
     /** The position loop rank {@code other} has in its group of iteration i: {@code floor(other / k^i) mod k}. */
     public int positionOf(int i, int other) {
         return (other / rp[i]) % k;
