@@ -48,10 +48,9 @@ import org.sharp4j.tuning.CompiledTable;
  *   <li><b>merged</b> with the headers when the message fits one fragment and the chosen radix is
  *       kc (with the built-in table: every call up to {@link #DEFAULT_FRAG_BYTES}, as the engine
  *       hands phase 3 at most a slot): recursive k-ing, or SRA whose allgather then runs only if
- *       the status is ok; a small reduce to node 0 runs the tree to node 0 inside the spine's
- *       rounds ({@link KnomialReduce#runMerged}: each node's data goes one way, the other messages
- *       are headers), to another root as the merged allreduce (the root's node keeps it); no extra
- *       message or round;</li>
+ *       the status is ok; a small reduce runs the tree to its root inside the spine's rounds
+ *       ({@link KnomialReduce#runMerged}: each node's data goes one way, the other messages are
+ *       headers); no extra message or round;</li>
  *   <li><b>after</b> a header-only spine (a barrier) otherwise: the pipelined data algorithm runs
  *       only when the spine ended ok, so data rounds never see a disagreement, and a mismatch
  *       leaves no message behind.</li>
@@ -66,10 +65,10 @@ import org.sharp4j.tuning.CompiledTable;
  * leader reach a later part (otherwise every rank throws), so a later part ({@code more = true})
  * runs its data rounds only, with no spine: a long call pays one spine, not one per slot. A
  * reduce's later parts take the tree (or SRA's reduce) at every size: only its first part, which
- * carries the check, runs merged: to node 0 as the tree inside the spine's rounds, to another root
- * as the merged allreduce (and the engine makes that part a single line for a reduce of more than
- * one chunk); so the elements of that part fold in recursive k-ing's bracket and the others in the
- * tree's (the same at 2 nodes, and for a root at node 0 when n is a power of the radix). The
+ * carries the check, runs merged, as the tree inside the spine's rounds (and the engine makes that
+ * part a single line for a reduce of more than one chunk); so the elements of that part fold in
+ * recursive k-ing's bracket and the others in the tree's (the same at 2 nodes, and for a root at
+ * node 0 when n is a power of the radix). The
  * parts' sizes follow from the call's count, which the first spine compared, so the leaders run
  * the same data rounds. Failures in a later part are caught as in any call (the waiter's probe,
  * the transport's peer failure, aborts).
@@ -399,11 +398,11 @@ public final class HostStep implements RecoverableStep {
             final KnomialPattern p = patterns[k];
             if (merged(k, (long) count * t.size)) {
                 // As a whole call of this size would run (merged rounds cost no extra round), so a
-                // part folds in the same bracket as the call's first part. A reduce to node 0 sends
-                // its data up the tree inside those rounds (the same bits at node 0 as recursive
-                // k-ing and SRA give); to another root it runs as the allreduce.
-                if (c == Collective.REDUCE && rootNode == 0) {
-                    tree.runMerged(p, buf, off, count, t, op);
+                // part folds in the same bracket as the call's first part. A reduce sends its data
+                // up the tree inside those rounds (the same bits at the root as recursive k-ing and
+                // SRA give).
+                if (c == Collective.REDUCE) {
+                    tree.runMerged(p, rootNode, buf, off, count, t, op);
                 } else if (a == Algorithm.SRA) {
                     sra.runMerged(p, buf, off, count, t, op);
                 } else {

@@ -146,9 +146,9 @@ class HostStepTest {
 
     /**
      * A reduce's later parts (blocking or posted) go up the tree at every size: for a part of one
-     * fragment the root's node sends nothing and every other node its part once, where the merged
-     * allreduce the first part runs sends every node's vector to every other node. The root's sums
-     * are right for the whole call.
+     * fragment the root's node sends nothing and every other node its part once, as the first part
+     * does inside the spine's rounds (with the spine's headers). The root's sums are right for the
+     * whole call.
      */
     @Test
     void aReducesLaterPartsGoUpTheTreeEvenWhenTheyFitAFragment() {
@@ -192,8 +192,8 @@ class HostStepTest {
         final int h = 48;
         for (int node = 0; node < n; node++) {
             long[] s = sent[node];
-            assertEquals(3, s[0], "the first part: merged recursive 4-ing, one round to 3 peers");
-            assertEquals(3 * (h + 800), s[1]);
+            assertEquals(3, s[0], "the first part: the spine's one round of radix 4, to 3 peers");
+            assertEquals(3 * h + (node == root ? 0 : 800), s[1], "the first part: the vector up the tree, headers otherwise");
             for (int i = 2; i <= 4; i += 2) {
                 String what = (i == 2 ? "the blocking" : "the posted") + " later part, node " + node;
                 assertEquals(node == root ? 0 : 1, s[i], what);
@@ -203,25 +203,27 @@ class HostStepTest {
     }
 
     /**
-     * A reduce of one fragment to node 0 runs the tree inside the spine's rounds: every node sends
-     * exactly the spine's messages (those of a barrier), each other node's vector once and node 0's
-     * never, where the merged allreduce sent every vector to every peer; node 0's sums are right.
-     * 4 nodes radix 4 (one round), 6 nodes radix 2 (two extras folded in, a partial tree), 7 nodes
-     * radix 3 (a partial last iteration); to another root the merged allreduce's messages stay.
+     * A reduce of one fragment runs the tree to its root inside the spine's rounds: every node sends
+     * exactly the spine's messages (those of a barrier), each node but the root its vector once and
+     * headers otherwise, where the merged allreduce sent every vector to every peer; the root's sums
+     * are right. 4 nodes radix 4 (one round), 6 nodes radix 2 (two extras folded in, a partial
+     * tree), 7 nodes radix 3 (a partial last iteration); roots 0, 1 (an extra at 6 and 7 nodes: it
+     * sends its vector to its proxy as every extra does, and the proxy sends it the result) and the
+     * last node.
      */
     @Test
-    void aReduceToNodeZeroSendsEachVectorOnceInsideTheSpine() {
+    void aReduceOfOneFragmentSendsEachVectorOnceInsideTheSpine() {
         final int frag = 1024;
         final int count = 100; // 800 bytes: one fragment
-        final int h = 48;
         for (int[] nk : new int[][] {{4, 4}, {6, 2}, {7, 3}}) {
             final int n = nk[0];
+            final int[] roots = {0, 1, n - 1};
             CompiledTable table = Team.table("allreduce,reduce,barrier:0-inf:knomial:radix=" + nk[1], n);
             MemTransport.Mesh mesh = MemTransport.Mesh.of(n);
             long[][] sent = new long[n][];
             Team.runOk(n, 60_000, node -> {
                 MemTransport t = mesh.end(node);
-                long[] s = new long[6];
+                long[] s = new long[2 + 2 * roots.length];
                 try (HostStep step = new HostStep(t, table, Team.waiter(LONG_TIMEOUT, null, node), "t", frag)) {
                     CallStatus st = new CallStatus();
                     long m0 = t.sends;
@@ -229,14 +231,15 @@ class HostStepTest {
                     step.barrier(BARRIER, st);
                     s[0] = t.sends - m0;
                     s[1] = t.bytesSent - b0;
-                    for (int root = 0; root < 2; root++) {
+                    for (int r = 0; r < roots.length; r++) {
+                        int root = roots[r];
                         ByteBuffer b = buf(count * 8);
                         Inputs.fill(b, 0, DataType.DOUBLE, Op.SUM, 21 + root, node, count);
                         m0 = t.sends;
                         b0 = t.bytesSent;
                         step.reduce(b, 0, count, DataType.DOUBLE, Op.SUM, root, red(DataType.DOUBLE, Op.SUM, count, root), st);
-                        s[2 + 2 * root] = t.sends - m0;
-                        s[3 + 2 * root] = t.bytesSent - b0;
+                        s[2 + 2 * r] = t.sends - m0;
+                        s[3 + 2 * r] = t.bytesSent - b0;
                         assertTrue(st.ok());
                         if (node == root) {
                             assertNull(Inputs.check(b, 0, DataType.DOUBLE, Op.SUM, 21 + root, n, count), n + " nodes, root " + root);
@@ -247,11 +250,13 @@ class HostStepTest {
             });
             for (int node = 0; node < n; node++) {
                 long[] s = sent[node];
-                String at = n + " nodes radix " + nk[1] + ", node " + node;
-                assertEquals(s[0], s[2], at + ": the spine's messages");
-                assertEquals(s[1] + (node == 0 ? 0 : 800), s[3], at + ": its vector once (node 0: never), headers otherwise");
-                assertEquals(s[0], s[4], at + ": to root 1, the merged allreduce's messages");
-                assertEquals(s[0] * (h + 800), s[5], at + ": to root 1, every message carries the vector");
+                for (int r = 0; r < roots.length; r++) {
+                    String at = n + " nodes radix " + nk[1] + ", root " + roots[r] + ", node " + node;
+                    boolean extraRoot = roots[r] == 1 && n != 4;
+                    assertEquals(s[0], s[2 + 2 * r], at + ": the spine's messages");
+                    assertEquals(s[1] + (node == roots[r] && !extraRoot ? 0 : 800), s[3 + 2 * r],
+                            at + ": one vector (its own, or the result to an extra; a root that is no extra: none), headers otherwise");
+                }
             }
         }
     }
@@ -418,12 +423,14 @@ class HostStepTest {
             {4, allreduceOf(DataType.DOUBLE, Op.SUM, 300), allreduceOf(DataType.DOUBLE, Op.SUM, 301), "merged SRA, other counts"},
             {0, allreduceOf(DataType.DOUBLE, Op.SUM, 1000), allreduceOf(DataType.DOUBLE, Op.SUM, 200), "SRA data path against merged"},
         });
-        // reduce on the spine radix: to node 0 the tree inside the spine, to another root the merged allreduce
+        // reduce on the spine radix: the tree to the root inside the spine
         Call lsum0 = reduceOf(DataType.LONG, Op.SUM, 100, 0);
         mismatches("allreduce,reduce:0-inf:knomial:radix=4", 1024, new Object[][] {
-            {3, lsum0, reduceOf(DataType.LONG, Op.SUM, 100, 2), "the tree to node 0 against the merged allreduce to node 2"},
+            {3, lsum0, reduceOf(DataType.LONG, Op.SUM, 100, 2), "the tree to node 0 against the tree to node 2"},
             {0, reduceOf(DataType.LONG, Op.SUM, 100, 1), lsum0, "node 0 reduces to node 1, the others to node 0"},
             {1, reduceOf(DataType.LONG, Op.SUM, 101, 0), lsum0, "an extra with one element more"},
+            {1, reduceOf(DataType.LONG, Op.SUM, 100, 1), lsum0, "an extra reduces to itself, the others to node 0"},
+            {2, reduceOf(DataType.LONG, Op.SUM, 100, 3), reduceOf(DataType.LONG, Op.SUM, 100, 1), "a proxy says its extra, the others another extra"},
             {5, reduceOf(DataType.LONG, Op.SUM, 1000, 0), lsum0, "above a fragment (spine, then the tree) against the tree in the spine"},
             {2, allreduceOf(DataType.LONG, Op.SUM, 100), lsum0, "allreduce against the tree in the spine"},
             {4, reduceOf(DataType.LONG, Op.MAX, 100, 0), lsum0, "another op"},

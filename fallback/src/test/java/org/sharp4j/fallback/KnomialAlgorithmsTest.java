@@ -345,35 +345,38 @@ class KnomialAlgorithmsTest {
     }
 
     /**
-     * A merged reduce to node 0 (the tree inside the spine's rounds, {@code KnomialReduce.runMerged})
-     * gives node 0 the documented bracketing, bit for bit, which recursive k-ing gives every node: on
-     * 2..8 nodes (extras and proxies, partial last iterations), every radix, 20 doubles (one
-     * fragment); then 1000 (spine, then the tree on data rounds) are right too.
+     * A merged reduce (the tree to the root inside the spine's rounds, {@code KnomialReduce.runMerged})
+     * gives its root the documented bracketing, bit for bit, which recursive k-ing gives every node:
+     * every root (extras, proxies, base ranks) on 2..8 nodes (partial last iterations), every radix,
+     * 20 doubles (one fragment); then 1000 to node n-1 (the spine, then the tree on data rounds)
+     * are right too.
      */
     @Test
-    void aMergedReduceToNodeZeroGivesItTheDocumentedBracketing() {
+    void aMergedReduceGivesItsRootTheDocumentedBracketing() {
         for (int n = 2; n <= 8; n++) {
             for (int k : RADIXES) {
                 int kk = Math.min(k, n);
                 final int nn = n;
-                long[][] got = new long[1][];
+                long[][] got = new long[n][];
                 MemTransport.Mesh mesh = MemTransport.Mesh.of(n);
                 CompiledTable table = Team.table(rules("knomial", k), n);
                 Team.runOk(n, 60_000, node -> {
                     try (HostStep step = new HostStep(mesh.end(node), table, Team.waiter(30_000_000_000L, null, node), "t",
                             SMALL_FRAG)) {
-                        for (int count : new int[] {20, 1000}) {
+                        for (int root = 0; root <= nn; root++) {
+                            int count = root < nn ? 20 : 1000;
+                            int r = Math.min(root, nn - 1);
                             ByteBuffer b = ByteBuffer.allocateDirect(count * 8).order(ByteOrder.nativeOrder());
                             for (int i = 0; i < count; i++) {
                                 b.putDouble(i * 8, randomDouble(node, i));
                             }
                             CallStatus st = new CallStatus();
-                            step.reduce(b, 0, count, DataType.DOUBLE, Op.SUM, 0,
-                                    Desc.make(Collective.REDUCE, DataType.DOUBLE, Op.SUM, 0, count), st);
+                            step.reduce(b, 0, count, DataType.DOUBLE, Op.SUM, r,
+                                    Desc.make(Collective.REDUCE, DataType.DOUBLE, Op.SUM, r, count), st);
                             assertTrue(st.ok());
-                            if (node == 0 && count == 20) {
-                                got[0] = doubleBits(b, count);
-                            } else if (node == 0) {
+                            if (node == r && count == 20) {
+                                got[r] = doubleBits(b, count);
+                            } else if (node == r) {
                                 for (int i = 0; i < count; i++) {
                                     double want = 0;
                                     for (int q = 0; q < nn; q++) {
@@ -385,8 +388,11 @@ class KnomialAlgorithmsTest {
                         }
                     }
                 });
-                for (int i = 0; i < 20; i++) {
-                    assertEquals(Double.doubleToRawLongBits(bracketed(nn, kk, i)), got[0][i], "n=" + n + " k=" + k + " element " + i);
+                for (int root = 0; root < n; root++) {
+                    for (int i = 0; i < 20; i++) {
+                        assertEquals(Double.doubleToRawLongBits(bracketed(nn, kk, i)), got[root][i],
+                                "n=" + n + " k=" + k + " root " + root + " element " + i);
+                    }
                 }
             }
         }

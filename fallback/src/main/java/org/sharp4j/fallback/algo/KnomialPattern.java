@@ -142,13 +142,14 @@ public final class KnomialPattern {
     }
 
     /**
-     * Whether this rank's loop-rank digits below iteration i are all zero ({@code lr mod k^i == 0}):
-     * it is the one member of its block of {@code k^i} loop ranks that the k-nomial tree to loop rank
-     * 0 keeps at iteration i (every member of its group of iteration i shares those digits, so a
-     * group leads or not as a whole). False for an extra.
+     * Whether this rank's loop-rank digits below iteration i are those of loop rank {@code other}
+     * ({@code lr mod k^i == other mod k^i}): it is the one member of its block of {@code k^i} loop
+     * ranks that the k-nomial tree to {@code other} keeps at iteration i (every member of its group
+     * of iteration i shares those digits, so a group is on the tree or not as a whole). False for an
+     * extra.
      */
-    public boolean leads(int i) {
-        return loopRank >= 0 && loopRank % rp[i] == 0;
+    public boolean sameDigitsBelow(int i, int other) {
+        return loopRank >= 0 && loopRank % rp[i] == other % rp[i];
     }
 
     /** The position loop rank {@code other} has in its group of iteration i: {@code floor(other / k^i) mod k}. */

@@ -20,10 +20,8 @@ import org.sharp4j.Op;
  * (k-1) receives per level at most, each pipelined by fragments.
  *
  * <p>{@link #run} runs on data rounds only, after a spine that ended ok (so every rank agrees on the
- * root). A vector of one fragment to node 0 runs {@link #runMerged} instead: the tree to node 0
- * inside the spine's own rounds, so the argument check costs no round of its own; to another root
- * the host path runs the merged recursive k-ing (every node learns the status in the same
- * messages). No allocation per call.
+ * root). A vector of one fragment runs {@link #runMerged} instead: the tree inside the spine's own
+ * rounds, so the argument check costs no round of its own. No allocation per call.
  */
 public final class KnomialReduce {
     private final Exchange x;
@@ -65,34 +63,35 @@ public final class KnomialReduce {
     }
 
     /**
-     * Spine form of a reduce to node 0 of at most one fragment ({@code count * t.size <=
-     * x.fragBytes()}): the spine's rounds of pattern {@code p} (recursive k-ing), so every node still
-     * merges every header and ends with the same status, but the data goes only up the k-nomial tree
-     * those rounds contain:
+     * Spine form of a reduce of at most one fragment ({@code count * t.size <= x.fragBytes()}): the
+     * spine's rounds of pattern {@code p} (recursive k-ing), so every node still merges every header
+     * and ends with the same status, but the data goes only up the k-nomial tree those rounds
+     * contain towards the root. With {@code R} the root's loop rank (its proxy's for an extra):
      * <pre>
      *   fold-in (round 0):    an EXTRA sends its vector to its PROXY, which computes proxy op extra
-     *   iteration i (round 1+i), a group whose members lead at i (loop rank mod k^i == 0):
-     *                         positions 1..g-1 send their vector to position 0, which computes
-     *                         ((p0 op p1) op p2) ... op p(g-1) by position
-     *   every other message:  a header only (a group that does not lead, the headers to positions
-     *                         other than 0, the fold-out to the extras)
+     *   iteration i (round 1+i), a group whose members have R's digits below i (lr mod k^i == R mod k^i):
+     *                         every position but R's digit i (floor(R / k^i) mod k) sends its vector
+     *                         to that position, which computes ((p0 op p1) op p2) ... op p(g-1)
+     *   fold-out (round L+1): a PROXY whose extra is the root sends it the result
+     *   every other message:  a header only
      * </pre>
-     * A member that leads at i holds the combination of its block (the k^i loop ranks that share its
+     * A member on the tree at i holds the combination of its block (the k^i loop ranks that share its
      * digits from i up), bracketed as recursive k-ing brackets it, since the groups and positions are
-     * the same: so node 0 (loop rank 0) ends with the bits {@link KnomialAllreduce#runMerged} gives
-     * every node. Each other node sends its vector once, in the first iteration where its digit is
-     * not 0, and then headers only; node 0 receives (k-1) vectors per iteration. Against the merged
-     * allreduce a non-root node neither receives nor folds a vector, and waits only for headers:
-     * with 2 nodes the root's node waits for one message carrying data and the other node for a
-     * header, where both waited for the other's data.
+     * the same: so the root ends with the bits {@link KnomialAllreduce#runMerged} gives every node.
+     * Each other node sends its vector once, in the first iteration where its digit is not R's, and
+     * then headers only. Against the merged allreduce a node neither receives nor folds a vector it
+     * does not need, and a non-root node waits only for headers: with 2 nodes the root waits for one
+     * message carrying data and the other node for a header, where both waited for the other's data.
      *
-     * <p>Leaders that disagree on the root send data where the others send headers: receives take
-     * a whole slot and the headers say what each leader called, so the spine ends in a mismatch on
-     * every node as for any disagreement. Nodes other than 0 end with partial combinations in
-     * {@code u}: only node 0's result is the reduction.
+     * <p>Every node sends to and receives from every member of its groups, whatever the root, with a
+     * header or a vector: leaders that disagree on the root (or anything else) exchange the same
+     * messages, each matched by a receive of a whole slot, and the headers end the spine in a
+     * mismatch on every node. Nodes other than the root end with partial combinations in {@code u}.
      */
-    public void runMerged(KnomialPattern p, ByteBuffer u, int off, int count, DataType t, Op op) {
+    public void runMerged(KnomialPattern p, int root, ByteBuffer u, int off, int count, DataType t, Op op) {
         final int last = p.iterations + 1;
+        final int rootExtra = p.loopRankOf(root) < 0 ? root : -1;
+        final int rl = p.loopRankOf(rootExtra >= 0 ? root - 1 : root);
         if (p.role == KnomialPattern.EXTRA) {
             x.group(2, 1);
             x.member(0, p.partner);
@@ -100,8 +99,8 @@ public final class KnomialReduce {
             x.spineRound(0, u, off, t, op, false);       // this node's vector to its proxy
             x.group(2, 1);
             x.member(0, p.partner);
-            x.recvFrom(0, 0, 0);
-            x.spineRound(last, u, off, t, op, true);     // the proxy's header: the status
+            x.recvFrom(0, 0, p.rank == rootExtra ? count : 0);
+            x.spineRound(last, u, off, t, op, true);     // the proxy's header (and the result, to the root)
             return;
         }
         if (p.role == KnomialPattern.PROXY) {
@@ -113,22 +112,23 @@ public final class KnomialReduce {
         for (int i = 0; i < p.iterations; i++) {
             final int g = p.groupSize(i);
             final int mp = p.position(i);
-            final boolean leads = p.leads(i);
+            final boolean onTree = p.sameDigitsBelow(i, rl);
+            final int to = p.positionOf(i, rl);
             x.group(g, mp);
             for (int pos = 0; pos < g; pos++) {
                 if (pos != mp) {
                     x.member(pos, p.peer(i, pos));
-                    x.sendTo(pos, 0, leads && pos == 0 ? count : 0);
-                    x.recvFrom(pos, 0, leads && mp == 0 ? count : 0);
+                    x.sendTo(pos, 0, onTree && pos == to ? count : 0);
+                    x.recvFrom(pos, 0, onTree && mp == to ? count : 0);
                 }
             }
-            x.spineRound(1 + i, u, off, t, op, false);   // at a leading position 0: p0 op p1 op ... by position
+            x.spineRound(1 + i, u, off, t, op, false);   // at the receiving position: p0 op p1 op ... by position
         }
         if (p.role == KnomialPattern.PROXY) {
             x.group(2, 0);
             x.member(1, p.partner);
-            x.sendTo(1, 0, 0);
-            x.spineRound(last, u, off, t, op, false);    // the status to the extra
+            x.sendTo(1, 0, p.partner == rootExtra ? count : 0);
+            x.spineRound(last, u, off, t, op, false);    // the status (and the result) to the extra
         }
     }
 
