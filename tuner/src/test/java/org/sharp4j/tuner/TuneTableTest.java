@@ -350,7 +350,8 @@ class TuneTableTest {
 
     /**
      * A challenger faster by the guard in every one of 3 passes beats an incumbent whose spread over passes
-     * makes it "within noise" (3 hosts, reduce at 64 B: radix 3 189 +- 55 us against radix 2's 107 +- 8 was
+     * makes it "within noise" (3 hosts, reduce at 64 B, here placed at 64 KiB where the built-in is still radix 4
+     * run as 3: radix 3 189 +- 55 us against radix 2's 107 +- 8 was
      * kept); one pass the other way round, or only 2 passes, and the incumbent stays.
      */
     @Test
@@ -360,8 +361,8 @@ class TuneTableTest {
         double[] r2 = {100, 110, 107};
         double[] r3 = {150, 250, 189};
         for (int p = 0; p < 3; p++) {
-            ps.add(new Measurement.Pass(new Measurement(3, 1, red, "inter", "knomial:radix=2", 64, r2[p], 5, 2, true), p + 1));
-            ps.add(new Measurement.Pass(new Measurement(3, 1, red, "inter", "knomial:radix=3", 64, r3[p], 5, 2, true), p + 1));
+            ps.add(new Measurement.Pass(new Measurement(3, 1, red, "inter", "knomial:radix=2", 65536, r2[p], 5, 2, true), p + 1));
+            ps.add(new Measurement.Pass(new Measurement(3, 1, red, "inter", "knomial:radix=3", 65536, r3[p], 5, 2, true), p + 1));
         }
         List<Measurement> ms = Measurement.overPassesByPoint(ps);
         Measurement inc = ms.stream().filter(m -> m.candidate().equals("knomial:radix=3")).findFirst().orElseThrow();
@@ -370,7 +371,7 @@ class TuneTableTest {
         assertEquals("knomial:radix=2", TuneTable.choose(ms, 3, 1, red, "inter", TuneTable.GUARD).get(0).candidate());
 
         // pass 2 the other way round: the incumbent (the built-in radix 4, run as 3) stays
-        ps.set(2, new Measurement.Pass(new Measurement(3, 1, red, "inter", "knomial:radix=2", 64, 260, 5, 2, true), 2));
+        ps.set(2, new Measurement.Pass(new Measurement(3, 1, red, "inter", "knomial:radix=2", 65536, 260, 5, 2, true), 2));
         ms = Measurement.overPassesByPoint(ps);
         assertEquals("knomial:radix=3", TuneTable.choose(ms, 3, 1, red, "inter", TuneTable.GUARD).get(0).candidate());
         // two passes only: not enough agreement
