@@ -317,14 +317,7 @@ class KnomialAlgorithmsTest {
                         for (int root = 0; root < nn; root++) {
                             for (int j = 0; j < counts.length; j++) {
                                 int count = counts[j];
-                                ByteBuffer b = ByteBuffer.allocateDirect(count * 8).order(ByteOrder.nativeOrder());
-                                for (int i = 0; i < count; i++) {
-                                    b.putDouble(i * 8, randomDouble(node, i));
-                                }
-                                CallStatus st = new CallStatus();
-                                step.reduce(b, 0, count, DataType.DOUBLE, Op.SUM, root,
-                                        Desc.make(Collective.REDUCE, DataType.DOUBLE, Op.SUM, root, count), st);
-                                assertTrue(st.ok());
+                                ByteBuffer b = reduceRandomDoubles(step, node, root, count);
                                 if (node == root) {
                                     got[root][j] = doubleBits(b, count);
                                 }
@@ -366,14 +359,7 @@ class KnomialAlgorithmsTest {
                         for (int root = 0; root <= nn; root++) {
                             int count = root < nn ? 20 : 1000;
                             int r = Math.min(root, nn - 1);
-                            ByteBuffer b = ByteBuffer.allocateDirect(count * 8).order(ByteOrder.nativeOrder());
-                            for (int i = 0; i < count; i++) {
-                                b.putDouble(i * 8, randomDouble(node, i));
-                            }
-                            CallStatus st = new CallStatus();
-                            step.reduce(b, 0, count, DataType.DOUBLE, Op.SUM, r,
-                                    Desc.make(Collective.REDUCE, DataType.DOUBLE, Op.SUM, r, count), st);
-                            assertTrue(st.ok());
+                            ByteBuffer b = reduceRandomDoubles(step, node, r, count);
                             if (node == r && count == 20) {
                                 got[r] = doubleBits(b, count);
                             } else if (node == r) {
@@ -396,6 +382,18 @@ class KnomialAlgorithmsTest {
                 }
             }
         }
+    }
+
+    /** A DOUBLE SUM reduce of {@code count} of {@link #randomDouble}s to {@code root} on this node's step, checked ok; its buffer. */
+    static ByteBuffer reduceRandomDoubles(HostStep step, int node, int root, int count) {
+        ByteBuffer b = ByteBuffer.allocateDirect(count * 8).order(ByteOrder.nativeOrder());
+        for (int i = 0; i < count; i++) {
+            b.putDouble(i * 8, randomDouble(node, i));
+        }
+        CallStatus st = new CallStatus();
+        step.reduce(b, 0, count, DataType.DOUBLE, Op.SUM, root, Desc.make(Collective.REDUCE, DataType.DOUBLE, Op.SUM, root, count), st);
+        assertTrue(st.ok());
+        return b;
     }
 
     static long[] doubleBits(ByteBuffer b, int count) {
