@@ -79,8 +79,9 @@ class LongPathBytesTest {
         // with SRA from 16 KiB (the table below 2026-11-27), 16 KiB is the tree inside the node but SRA between
         Map<String, String> sra = paths(3, CFG.withSimulatedTopology(3, 1).withTuneOverride("allreduce:16k-inf:sra:radix=4"));
         assertEquals("8192, 16384, 32768, 131072, 524288", sra.get("allreduce"));
-        // Reduce is k-nomial between nodes, radix 4 and from 256 KiB radix 2 (keyed by the call's size, as the host
-        // path reads the table), tiled (not direct: one node only) from 16 KiB + 1
+        // Reduce is k-nomial between nodes, radix 2 up to 16 KiB (the spine's, as the tree inside the node goes), radix
+        // 4 above and from 256 KiB radix 2 (keyed by the call's size, as the host path reads the table), tiled (not
+        // direct: one node only) from 16 KiB + 1
         assertEquals("8192, 32768, 131072, 262144, 524288", got.get("reduce"));
         // between 2 nodes of one rank Allreduce is k-nomial (recursive doubling) below 2 MiB, then SRA radix 2
         Map<String, String> two = paths(2, CFG.withSimulatedTopology(2, 1));

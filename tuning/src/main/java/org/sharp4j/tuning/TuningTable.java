@@ -132,11 +132,11 @@ public final class TuningTable {
             "# processes, blocks alternating, 2 runs: radix 4 took 1.04-1.22x radix 2's time at 256 KiB-16 MiB",
             "# (0.73-1.0 below)",
             "reduce:256k-inf:nodes=3:knomial:radix=2",
-            "# three nodes up to 16 KiB: the radix of the spine (2 there), so that the reduce runs its tree inside the",
+            "# three nodes up to and including 16 KiB: the radix of the spine (2 there), so that the reduce runs its tree inside the",
             "# spine's rounds (KnomialReduce.runMerged) instead of the spine and then a radix-3 tree; 3 hosts x 1 rank,",
             "# OSU port, variants alternating, 4 rounds: 0.61-0.87x the time at 8 B-4 KiB and 16 KiB (8 KiB 0.96), but",
             "# 1.13-1.18x at 32-128 KiB, where the tree's one round of two children wins",
-            "reduce:0-16k:nodes=3:knomial:radix=2",
+            "reduce:0-16385:nodes=3:knomial:radix=2",
             "barrier:0-inf:knomial:radix=8",
             "# SHARP: paper 004 measured flat latency up to 2 KiB; HCOLL_SHARP_NP: from 4 nodes",
             "all:0-2k:nodes=4-inf:sharp");
