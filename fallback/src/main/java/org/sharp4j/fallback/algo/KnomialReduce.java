@@ -78,8 +78,9 @@ public final class KnomialReduce {
      * A member on the tree at i holds the combination of its block (the k^i loop ranks that share its
      * digits from i up), bracketed as recursive k-ing brackets it, since the groups and positions are
      * the same: so the root ends with the bits {@link KnomialAllreduce#runMerged} gives every node.
-     * Each other node sends its vector once, in the first iteration where its digit is not R's, and
-     * then headers only. Against the merged allreduce a node neither receives nor folds a vector it
+     * Each other node sends one vector, then headers only: an extra in the fold-in, a loop rank in the
+     * first iteration where its digit is not R's, and the proxy of an extra root its result in the
+     * fold-out. Against the merged allreduce a node neither receives nor folds a vector it
      * does not need, and a non-root node waits only for headers: with 2 nodes the root waits for one
      * message carrying data and the other node for a header, where both waited for the other's data.
      *
