@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
  * <p>Priority 10: used between real hosts; on one host the shared-memory path (100) wins unless
  * {@code sharp4j.internode=ucx} forces this one. Unavailable (and the reason logged by the
  * engine) where jucx or UCX's native libraries do not load. UCX settings: {@code
- * sharp4j.ucx.tls}, {@code sharp4j.ucx.net.devices} and {@code sharp4j.ucx.split}, or UCX's own {@code UCX_*} variables
+ * sharp4j.ucx.tls}, {@code sharp4j.ucx.net.devices}, {@code sharp4j.ucx.split} and {@code
+ * sharp4j.ucx.tcp.congestion}, or UCX's own {@code UCX_*} variables
  * (see {@link UcxTransport}).
  */
 public final class UcxProvider implements InterNodeProvider {
@@ -50,7 +51,7 @@ public final class UcxProvider implements InterNodeProvider {
         Map<String, String> ucx = UcxTransport.configFromProperties(System.getProperties());
         long timeout = ctx.waiter().policy().timeoutNanos;
         UcxTransport t = UcxTransport.connect(ctx.bootstrap(), ctx.nodeLeaders(), ucx, timeout, UcxTransport.DEFAULT_POOL,
-                System.getProperty(UcxTransport.SPLIT_PROPERTY, "auto"));
+                System.getProperty(UcxTransport.SPLIT_PROPERTY, "auto"), System.getProperty(UcxTransport.CONGESTION_PROPERTY, "auto"));
         if (t == null) {
             return null;
         }
@@ -58,9 +59,15 @@ public final class UcxProvider implements InterNodeProvider {
             CompiledTable table = ctx.config().tuningTable().compile(ctx.topology().nodeCount(), ctx.topology().maxRanksPerNode());
             if (ctx.rank() == 0) {
                 String lib = UcxTransport.libucpPath();
-                LOG.info("sharp4j: UCX k-nomial between {} node leaders, {}{}; libucp {} (UCX_LOG_LEVEL=info shows the"
+                LOG.info("sharp4j: UCX k-nomial between {} node leaders, {}{}{}; libucp {} (UCX_LOG_LEVEL=info shows the"
                         + " lanes UCX picked)", t.peers(), UcxTransport.describeConfig(ucx),
-                        t.split() ? ", long messages from a send worker" : "", lib != null ? lib : "(path unknown)");
+                        t.split() ? ", long messages from a send worker" : "",
+                        t.congestion() == null ? "" : ", TCP congestion control " + t.congestion(), lib != null ? lib : "(path unknown)");
+            }
+            if (ctx.rank() == 0 && t.congestionRefused() != null) { // once per job, not once per node
+                org.sharp4j.spi.Warnings.warn(LOG, "sharp4j: rank {}: {}={} refused by the kernel: {}; UCX's sockets keep"
+                        + " the system's congestion control", ctx.rank(), UcxTransport.CONGESTION_PROPERTY,
+                        System.getProperty(UcxTransport.CONGESTION_PROPERTY, "auto"), t.congestionRefused());
             }
             return new HostStep(t, table, ctx.waiter(), name(), HostStep.DEFAULT_FRAG_BYTES, ctx.config().interPipeline(),
                     ctx.config().interFragment() > 0 ? ctx.config().interFragment()

@@ -129,6 +129,11 @@ import org.slf4j.LoggerFactory;
  * their receive are what {@link UcpTagRecv} receives safely. On RDMA networks UCX's own thresholds
  * stay: its rendezvous there moves the data by RDMA without copies.
  *
+ * <p>Where the network is TCP the transport also sets the congestion control of the sockets UCX
+ * opens for it ({@value #CONGESTION_PROPERTY}; by default bbr becomes cubic): bbr paced the long
+ * messages' one-way bursts at a rate it measured from delayed acknowledgements, 3x slower on the
+ * rig. See {@link TcpCongestion}.
+ *
  * <h2>A second worker for long messages over TCP</h2>
  * UCX merges the connections two workers open to each other into one TCP socket, so both
  * directions of an exchange share it. Open MPI's TCP transport uses one connection per direction.
@@ -309,6 +314,11 @@ public final class UcxTransport implements Transport {
      * "A second worker for long messages over TCP" in the class comment.
      */
     public static final String SPLIT_PROPERTY = "sharp4j.ucx.split";
+    /**
+     * {@code auto} (default: bbr becomes cubic, or reno), {@code keep} or a TCP congestion control's
+     * name for the sockets UCX opens where the network is TCP: see {@link TcpCongestion}.
+     */
+    public static final String CONGESTION_PROPERTY = "sharp4j.ucx.tcp.congestion";
     /** Messages of at least this many bytes go from the send worker when there is one. */
     public static final int SPLIT_MIN_BYTES = 64 * 1024;
     /** How often an idle send worker is driven, in progress calls (a power of two). */
@@ -341,6 +351,8 @@ public final class UcxTransport implements Transport {
      * driving thread only.
      */
     private final boolean split;
+    /** Sets the congestion control of the sockets UCX opens (null where the network is not TCP). */
+    private final TcpCongestion congestion;
     private UcpWorker txWorker;
     private final UcpEndpoint[] txEps;
     private int txPending;
@@ -383,8 +395,10 @@ public final class UcxTransport implements Transport {
     private final long[] cacheAddr = new long[4];
     private int cacheNext;
 
-    private UcxTransport(int me, int[] ranks, UcpContext context, UcpWorker worker, boolean split, int pool) {
+    private UcxTransport(int me, int[] ranks, UcpContext context, UcpWorker worker, boolean split, int pool,
+            TcpCongestion congestion) {
         this.me = me;
+        this.congestion = congestion;
         this.peers = ranks.length;
         this.ranks = ranks.clone();
         this.context = context;
@@ -512,6 +526,17 @@ public final class UcxTransport implements Transport {
      */
     public static UcxTransport connect(Bootstrap boot, int[] leaders, Map<String, String> ucxConfig, long timeoutNanos,
             int pool, String split) {
+        return connect(boot, leaders, ucxConfig, timeoutNanos, pool, split, "auto");
+    }
+
+    /**
+     * @param split {@value #SPLIT_PROPERTY}: {@code auto}, {@code on} or {@code off}
+     * @param congestion {@value TcpCongestion#PROPERTY}: {@code auto}, {@code keep} or a congestion
+     *        control's name ({@link TcpCongestion}; applied where the network is TCP)
+     *        (anything else fails the setup on every rank, naming the property)
+     */
+    public static UcxTransport connect(Bootstrap boot, int[] leaders, Map<String, String> ucxConfig, long timeoutNanos,
+            int pool, String split, String congestion) {
         int peers = leaders.length;
         if (peers < 1 || peers > MAX_PEERS) {
             throw new IllegalArgumentException("UCX transport: " + peers + " peers (1.." + MAX_PEERS + ")");
@@ -528,9 +553,14 @@ public final class UcxTransport implements Transport {
         if (me >= 0) {
             String err = loadError();
             boolean splitOn = false;
+            TcpCongestion cc = null;
             if (err == null) {
                 try {
                     splitOn = splitWorkers(split, ucxConfig, System::getenv, rdmaDevices());
+                    cc = TcpCongestion.of(congestion);
+                    if (!tcpNetwork(ucxConfig, System::getenv, rdmaDevices())) {
+                        cc = null; // RDMA: UCX's TCP sockets carry no data
+                    }
                 } catch (IllegalArgumentException e) {
                     err = e.getMessage(); // every rank fails with it (below), none touched UCX
                 }
@@ -543,12 +573,16 @@ public final class UcxTransport implements Transport {
                     contextDefaults(ucxConfig, System::getenv).forEach(params::setConfig);
                     ucxConfig.forEach(params::setConfig);
                     ctx = new UcpContext(params);
+                    Map<Integer, String> before = cc == null ? null : cc.snapshot();
                     w = ctx.newWorker(new UcpWorkerParams()); // UCS_THREAD_MODE_SINGLE
+                    if (cc != null) {
+                        cc.applySince(before); // its listening sockets: the connections it accepts inherit it
+                    }
                     ByteBuffer a = w.getAddress();
                     mine = new byte[1 + a.remaining()];
                     mine[0] = 1;
                     a.get(mine, 1, a.remaining());
-                    t = new UcxTransport(me, leaders, ctx, w, splitOn, pool);
+                    t = new UcxTransport(me, leaders, ctx, w, splitOn, pool, cc);
                 } catch (RuntimeException | Error e) {
                     if (w != null) {
                         w.close();
@@ -715,7 +749,11 @@ public final class UcxTransport implements Transport {
         }
         if (txWorker == null) {
             try {
+                Map<Integer, String> before = congestion == null ? null : congestion.snapshot();
                 txWorker = context.newWorker(new UcpWorkerParams()); // UCS_THREAD_MODE_SINGLE, as the first
+                if (congestion != null) {
+                    congestion.applySince(before);
+                }
             } catch (UcxException e) {
                 throw new Sharp4jException("rank " + ranks[me] + ": cannot create the UCX send worker for long messages: "
                         + ucxText(e) + " (-D" + SPLIT_PROPERTY + "=off does without it)");
@@ -733,6 +771,7 @@ public final class UcxTransport implements Transport {
                 .setErrorHandler((e, status, text) -> peerFailed(peer, status, text))
                 .setName("sharp4j-node" + me + "-to-node" + p + (what.isEmpty() ? "" : "-long"));
         UcpEndpoint ep;
+        Map<Integer, String> before = congestion == null ? null : congestion.snapshot();
         try {
             ep = w.newEndpoint(params);
         } catch (UcxException e) {
@@ -740,12 +779,33 @@ public final class UcxTransport implements Transport {
                     + ranks[p] + " (node " + p + "): " + ucxText(e));
         }
         endpoints++;
+        if (congestion != null) {
+            congestion.applySince(before); // the socket UCX opened to connect it
+        }
         return ep;
     }
 
     /** Whether long messages go from a send worker of their own ("A second worker for long messages over TCP"). */
     public boolean split() {
         return split;
+    }
+
+    /**
+     * What was done to the congestion control of UCX's sockets so far ({@link TcpCongestion}), e.g.
+     * {@code "bbr -> cubic on 3 sockets"}, {@code "keep"}; null where the network is not TCP.
+     */
+    public String congestion() {
+        if (congestion == null) {
+            return null;
+        }
+        String done = congestion.switched() == 0 ? congestion.policy() + " (no socket changed)"
+                : congestion.policy() + ": " + congestion.switched() + " sockets to " + congestion.switchedTo();
+        return congestion.refused() == null ? done : done + "; refused: " + congestion.refused();
+    }
+
+    /** The first congestion control the kernel refused for UCX's sockets and why, or null. */
+    public String congestionRefused() {
+        return congestion == null ? null : congestion.refused();
     }
 
     /** Endpoints made so far (O(log n) for the k-nomial patterns; reports, tests). */

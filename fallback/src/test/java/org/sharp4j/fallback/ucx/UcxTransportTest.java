@@ -48,6 +48,11 @@ class UcxTransportTest {
 
     /** {@link #run(int, int[], Map, Body)} with {@value UcxTransport#SPLIT_PROPERTY} = {@code split}. */
     static Throwable[] run(int n, int[] leaders, Map<String, String> cfg, String split, Body body) {
+        return run(n, leaders, cfg, split, "auto", body);
+    }
+
+    /** {@link #run(int, int[], Map, String, Body)} with {@value UcxTransport#CONGESTION_PROPERTY} = {@code congestion}. */
+    static Throwable[] run(int n, int[] leaders, Map<String, String> cfg, String split, String congestion, Body body) {
         List<Bootstrap> boots = ThreadBootstrap.group(n, 60_000);
         AtomicReferenceArray<Throwable> errs = new AtomicReferenceArray<>(n);
         CyclicBarrier barrier = new CyclicBarrier(n);
@@ -57,7 +62,7 @@ class UcxTransportTest {
             Thread th = new Thread(() -> {
                 UcxTransport t = null;
                 try {
-                    t = UcxTransport.connect(b, leaders, cfg, TIMEOUT, UcxTransport.DEFAULT_POOL, split);
+                    t = UcxTransport.connect(b, leaders, cfg, TIMEOUT, UcxTransport.DEFAULT_POOL, split, congestion);
                     body.run(t, b, barrier);
                 } catch (Throwable e) {
                     errs.set(b.rank(), e);
