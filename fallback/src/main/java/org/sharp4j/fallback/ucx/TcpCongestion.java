@@ -19,24 +19,26 @@ import java.util.Map;
  *
  * <h2>Why</h2>
  * BBR paces a connection at the delivery rate it measures from the acknowledgements. The host
- * path's long messages travel one way, from a send worker's socket, in bursts of up to 512 KiB, to
- * a receiver that is often busy folding the previous one; Linux delays the acknowledgement of data
- * the application has not read yet (the advertised window would shrink). BBR then measures a low
- * delivery rate, leaves its startup phase and paces every later burst at it. On the
- * network-namespace rig (2 hosts x 1 rank, a 256 KiB Reduce, 30,000 calls, the VM's default bbr)
- * sharp4j took 154-193 us per call in 8 of 8 runs, its connection paced at 15-47 Gbit/s with a
- * smoothed RTT of 0.1-0.37 ms (minimum 3 us); with cubic (or reno) in the namespaces 54-62 us in 5
- * of 5, as Open MPI's C benchmark took under bbr (56 us: its connection stayed in BBR's startup,
- * app-limited, at 80 Gbit/s). UCX 1.13 has no setting for it, so the transport sets it on its own
- * sockets.
+ * path's long messages travel one way per socket (a send worker's), in bursts of up to 512 KiB,
+ * and the receiver's acknowledgements arrive when its thread has read the data, not when the data
+ * arrived. BBR then measures a low delivery rate, leaves its startup phase and paces every later
+ * burst at it. On the network-namespace rig (2 hosts x 1 rank, a 256 KiB Reduce, sharp4j alone,
+ * the VM's default bbr) a call took 154-193 us in every one of 8 runs, its connection paced at
+ * 15-47 Gbit/s with a smoothed RTT of 0.1-0.37 ms (minimum 3 us); with cubic or reno 54-62 us, as
+ * Open MPI's C benchmark under bbr (56 us: its connection stayed in BBR's startup, app-limited).
+ * With the hosts' routes marked {@code quickack 1} every congestion control gave 57-59 us, which
+ * is how the acknowledgements were found to be the cause. Cubic, on the other hand, made the
+ * Allreduce, whose two directions run at once, slower than bbr from 512 KiB (4 MiB: 4.9 ms
+ * against 3.4), and reno was the fastest of the three at both (4 MiB Allreduce 1.5 ms, 256 KiB
+ * Reduce 54 us). UCX 1.13 has no setting for it, so the transport sets it on its own sockets.
  *
  * <h2>What</h2>
- * {@code auto} (default): a socket that runs {@code bbr} is switched to {@code cubic}, or to
- * {@code reno} where the kernel does not let the process choose cubic
- * ({@code net.ipv4.tcp_allowed_congestion_control} lists what an unprivileged process may set; reno
- * is always allowed). Any other congestion control is left alone. {@code keep}: nothing is changed.
- * A name ({@code cubic}, {@code reno}, {@code dctcp}, ...): every socket gets it; one the kernel
- * refuses is reported once as a warning, and the socket keeps its own.
+ * {@code auto} (default): a socket that runs {@code bbr} is switched to {@code reno} (always
+ * built in, and always allowed to unprivileged processes); any other congestion control is left
+ * alone. {@code keep}: nothing is changed. A name ({@code reno}, {@code cubic}, {@code dctcp},
+ * ...): every socket gets it; one the kernel refuses ({@code net.ipv4.tcp_allowed_congestion_control}
+ * lists what an unprivileged process may set) is reported once as a warning, and the socket keeps
+ * its own.
  *
  * <h2>Which sockets</h2>
  * Those that appear in the process while the transport creates a worker (its listening sockets:
@@ -45,7 +47,7 @@ import java.util.Map;
  * ({@code /proc/self/fd}) before and after, and only TCP sockets among the new ones are touched.
  * UCX's own thread may accept a peer's connection meanwhile: that socket is UCX's too. A socket
  * another library opens from another thread in that window could be touched as well; for it that
- * means cubic instead of bbr. Cost: two listings per worker and endpoint, O(log n) of them per
+ * means reno instead of bbr. Cost: two listings per worker and endpoint, O(log n) of them per
  * leader, none on a collective's path after the first use of a peer.
  */
 final class TcpCongestion {
@@ -61,7 +63,7 @@ final class TcpCongestion {
 
     /** The replaced one and its replacements in order of preference under {@code auto}. */
     private static final String AUTO_FROM = "bbr";
-    private static final String[] AUTO_TO = {"cubic", "reno"};
+    private static final String[] AUTO_TO = {"reno"};
 
     private final String policy;
     /** Sockets switched and the name they got (the last one), for the transport's description. */
@@ -84,7 +86,7 @@ final class TcpCongestion {
         String v = value == null ? "auto" : value.trim();
         if (v.isEmpty() || v.length() >= NAME_MAX || !v.matches("[a-z0-9_]+")) {
             throw new IllegalArgumentException(PROPERTY + " must be auto, keep or a TCP congestion control's name"
-                    + " (lower case, at most " + (NAME_MAX - 1) + " characters, e.g. cubic), not '" + value + "'");
+                    + " (lower case, at most " + (NAME_MAX - 1) + " characters, e.g. reno), not '" + value + "'");
         }
         return new TcpCongestion(v);
     }

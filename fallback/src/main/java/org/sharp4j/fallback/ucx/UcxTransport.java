@@ -130,8 +130,8 @@ import org.slf4j.LoggerFactory;
  * stay: its rendezvous there moves the data by RDMA without copies.
  *
  * <p>Where the network is TCP the transport also sets the congestion control of the sockets UCX
- * opens for it ({@value #CONGESTION_PROPERTY}; by default bbr becomes cubic): bbr paced the long
- * messages' one-way bursts at a rate it measured from delayed acknowledgements, 3x slower on the
+ * opens for it ({@value #CONGESTION_PROPERTY}; by default bbr becomes reno): bbr paced the long
+ * messages' one-way bursts at a rate it measured from late acknowledgements, 3x slower on the
  * rig. See {@link TcpCongestion}.
  *
  * <h2>A second worker for long messages over TCP</h2>
@@ -315,7 +315,7 @@ public final class UcxTransport implements Transport {
      */
     public static final String SPLIT_PROPERTY = "sharp4j.ucx.split";
     /**
-     * {@code auto} (default: bbr becomes cubic, or reno), {@code keep} or a TCP congestion control's
+     * {@code auto} (default: bbr becomes reno), {@code keep} or a TCP congestion control's
      * name for the sockets UCX opens where the network is TCP: see {@link TcpCongestion}.
      */
     public static final String CONGESTION_PROPERTY = "sharp4j.ucx.tcp.congestion";
@@ -792,7 +792,7 @@ public final class UcxTransport implements Transport {
 
     /**
      * What was done to the congestion control of UCX's sockets so far ({@link TcpCongestion}), e.g.
-     * {@code "bbr -> cubic on 3 sockets"}, {@code "keep"}; null where the network is not TCP.
+     * {@code "auto: 3 sockets to reno"}, {@code "keep (no socket changed)"}; null where the network is not TCP.
      */
     public String congestion() {
         if (congestion == null) {
