@@ -48,7 +48,10 @@ import java.util.Map;
  * UCX's own thread may accept a peer's connection meanwhile: that socket is UCX's too. A socket
  * another library opens from another thread in that window could be touched as well; for it that
  * means reno instead of bbr. Cost: two listings per worker and endpoint, O(log n) of them per
- * leader, none on a collective's path after the first use of a peer.
+ * leader, none on a collective's path after the first use of a peer; a listing reads every
+ * descriptor of the process (a few microseconds each: about 1 ms for a JVM's few hundred). Many
+ * leaders as threads of one JVM would each list all of their sockets, so the tests that run
+ * hundreds of leaders that way ({@code HostPathScaleTest}) say {@code keep}.
  */
 final class TcpCongestion {
     /** {@code auto}, {@code keep} or a congestion control's name: see the class comment. */

@@ -85,7 +85,9 @@ class HostPathScaleTest {
                 UcxTransport t = null;
                 try {
                     long t0 = System.nanoTime();
-                    t = UcxTransport.connect(boots.get(me), leaders, ucx, TIMEOUT);
+                    // keep: every leader of this JVM would list the JVM's descriptors (all leaders' sockets,
+                    // thousands here) twice per endpoint to find its own; a leader process has its own few
+                    t = UcxTransport.connect(boots.get(me), leaders, ucx, TIMEOUT, UcxTransport.DEFAULT_POOL, "auto", "keep");
                     Waiter w = new Waiter(new WaitPolicy(0, 0, 200_000, TIMEOUT), (awaited, waited, timeout) -> {
                         if (waited >= timeout) {
                             throw new IllegalStateException("timed out waiting for " + awaited);

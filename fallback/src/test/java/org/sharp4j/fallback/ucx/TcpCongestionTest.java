@@ -84,6 +84,19 @@ class TcpCongestionTest {
     }
 
     @Test
+    void aBadValueFailsTheTransportsSetupOnEveryRankNamingIt() {
+        Throwable[] errs = UcxTransportTest.run(3, new int[] {0, 1, 2}, Map.of(), "auto", "Fast!",
+                (t, boot, barrier) -> org.junit.jupiter.api.Assertions.fail("connect succeeded"));
+        for (int r = 0; r < 3; r++) {
+            assertNotNull(errs[r], "rank " + r);
+            assertTrue(errs[r] instanceof org.sharp4j.Sharp4jException, errs[r].toString());
+            assertTrue(errs[r].getMessage().startsWith("UCX setup failed: node leader rank 0 (node 0): "
+                    + UcxTransport.CONGESTION_PROPERTY + " must be auto, keep or a TCP congestion control's name"), errs[r].getMessage());
+            assertTrue(errs[r].getMessage().endsWith("not 'Fast!'"), errs[r].getMessage());
+        }
+    }
+
+    @Test
     void aNameIsSetOnTheSocketsOpenedSinceTheSnapshotOnly() throws Exception {
         String name = notTheDefault();
         String dflt = systemDefault();
