@@ -52,6 +52,9 @@ import java.util.Map;
  * descriptor of the process (a few microseconds each: about 1 ms for a JVM's few hundred). Many
  * leaders as threads of one JVM would each list all of their sockets, so the tests that run
  * hundreds of leaders that way ({@code HostPathScaleTest}) say {@code keep}.
+ *
+ * <p>Not thread-safe: one per transport, used by the thread that drives it (the setup, and the
+ * endpoints and send worker it makes on a peer's first use); its counters are read by that thread.
  */
 final class TcpCongestion {
     /** {@code auto}, {@code keep} or a congestion control's name: see the class comment. */

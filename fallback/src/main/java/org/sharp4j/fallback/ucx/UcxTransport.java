@@ -351,7 +351,7 @@ public final class UcxTransport implements Transport {
      * driving thread only.
      */
     private final boolean split;
-    /** Sets the congestion control of the sockets UCX opens (null where the network is not TCP). */
+    /** Sets the congestion control of the sockets UCX opens (null where the network is not TCP); driving thread only. */
     private final TcpCongestion congestion;
     private UcpWorker txWorker;
     private final UcpEndpoint[] txEps;
