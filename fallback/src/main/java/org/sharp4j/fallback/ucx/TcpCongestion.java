@@ -67,9 +67,9 @@ final class TcpCongestion {
     /** TCP_CA_NAME_MAX: a name and its terminating zero. */
     private static final int NAME_MAX = 16;
 
-    /** The replaced one and its replacements in order of preference under {@code auto}. */
+    /** What {@code auto} replaces, and with what. */
     private static final String AUTO_FROM = "bbr";
-    private static final String[] AUTO_TO = {"reno"};
+    private static final String AUTO_TO = "reno";
 
     private final String policy;
     /** Sockets switched and the name they got (the last one), for the transport's description. */
@@ -166,21 +166,11 @@ final class TcpCongestion {
         if (now == null) {
             return;
         }
-        if (policy.equals("auto")) {
-            if (!now.equals(AUTO_FROM)) {
-                return;
-            }
-            int err = 0;
-            for (String to : AUTO_TO) {
-                if ((err = set(fd, to)) == 0) {
-                    return;
-                }
-            }
-            refuse(AUTO_TO[AUTO_TO.length - 1], err); // reno refused too: report it
-        } else if (!now.equals(policy)) {
-            int err = set(fd, policy);
+        String to = policy.equals("auto") ? (now.equals(AUTO_FROM) ? AUTO_TO : null) : policy;
+        if (to != null && !now.equals(to)) {
+            int err = set(fd, to);
             if (err != 0) {
-                refuse(policy, err);
+                refuse(to, err);
             }
         }
     }
