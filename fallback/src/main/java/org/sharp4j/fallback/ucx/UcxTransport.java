@@ -96,6 +96,12 @@ import org.slf4j.LoggerFactory;
  * {@code UCX_KEEPALIVE_INTERVAL} is set. A round checks every endpoint (at most
  * {@code KEEPALIVE_NUM_EPS}, 128), and a leader has O(log N) endpoints (19 at 512 leaders,
  * {@code HostPathScaleTest}): a few dozen small messages a second, none on the collectives' path.
+ * A leader may also have nothing pending with the killed peer at all (it finished its exchange with
+ * it and waits on a survivor that gave up): the keepalive then marks the dead peer failed, and when
+ * the survivor's exit fails the wait, the report names the peer that failed first, then the one
+ * waited on ({@code rank 3: node leader rank 1 (node 1) disconnected: ...; then node leader rank 2
+ * (node 2) disconnected: ...}; {@link PeerFailureException#ranks} in that order). Seen in
+ * {@code UcxProcessTest} about 1 run in 22 on a loaded machine before that order was kept.
  *
  * <h2>UCX over TCP</h2>
  * UCX 1.13's TCP transport sends in segments of {@code TCP_TX_SEG_SIZE} (8 KiB by default) and
@@ -381,9 +387,12 @@ public final class UcxTransport implements Transport {
     private final UcpRequest[] orphans;
     private int orphanCount;
 
-    // failed peers: status != 0 once the endpoint's error handler ran
+    // failed peers: status != 0 once the endpoint's error handler ran; failOrder: 1 for the first
+    // peer seen failing, 2 for the next, ... (0 while alive), so a report can name the first (peerFailure)
     private final int[] failStatus;
     private final String[] failText;
+    private final int[] failOrder;
+    private int failures;
     private boolean closing;
     private boolean closed;
     private long sends;
@@ -423,6 +432,7 @@ public final class UcxTransport implements Transport {
         this.orphans = new UcpRequest[pool];
         this.failStatus = new int[peers];
         this.failText = new String[peers];
+        this.failOrder = new int[peers];
     }
 
     // ------------------------------------------------------------------ loading
@@ -819,6 +829,7 @@ public final class UcxTransport implements Transport {
         if (failStatus[peer] == 0) {
             failText[peer] = text;
             failStatus[peer] = status == 0 ? UcsConstants.STATUS.UCS_ERR_CONNECTION_RESET : status;
+            failOrder[peer] = ++failures;
             if (!closing) {
                 LOG.debug("sharp4j: UCX endpoint to node leader rank {} (node {}) failed: {}", ranks[peer], peer, text);
             }
@@ -1239,9 +1250,26 @@ public final class UcxTransport implements Transport {
         return a;
     }
 
+    /**
+     * The failure of a request with {@code peer}, which has failed. If another peer failed before it
+     * (its endpoint's error handler ran first, through a request or UCP's keepalive), that one is
+     * named first: a leader that gave up on a dead peer and exited disconnects too, and a survivor
+     * that was waiting only on it must blame the dead peer, not the messenger. Error path only: the
+     * scan is O(peers).
+     */
     private PeerFailureException peerFailure(int peer) {
-        return new PeerFailureException("rank " + ranks[me] + ": node leader rank " + ranks[peer] + " (node " + peer + ") disconnected: "
-                + failText[peer], new int[] {ranks[peer]});
+        int first = peer;
+        for (int q = 0; q < peers; q++) {
+            if (failOrder[q] != 0 && failOrder[q] < failOrder[first]) {
+                first = q;
+            }
+        }
+        String msg = "rank " + ranks[me] + ": node leader rank " + ranks[first] + " (node " + first + ") disconnected: " + failText[first];
+        if (first == peer) {
+            return new PeerFailureException(msg, new int[] {ranks[peer]});
+        }
+        return new PeerFailureException(msg + "; then node leader rank " + ranks[peer] + " (node " + peer + ") disconnected: "
+                + failText[peer], new int[] {ranks[first], ranks[peer]});
     }
 
     private Sharp4jException failure(int peer, boolean isRecv, int status, String text) {

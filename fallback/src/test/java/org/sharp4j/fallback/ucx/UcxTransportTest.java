@@ -435,6 +435,39 @@ class UcxTransportTest {
         });
     }
 
+    /**
+     * A survivor that gave up on a dead leader and exited disconnects too. A leader that then fails
+     * on the survivor must name the peer that failed first (the dead one), not the messenger: the
+     * race {@code UcxProcessTest}'s kill -9 test lost about 1 run in 22 under load.
+     */
+    @Test
+    void aLaterDisconnectNamesThePeerThatFailedFirst() {
+        runOk(3, (t, boot, barrier) -> {
+            ByteBuffer buf = direct(64);
+            int fromOne = t.peer() == 0 ? t.recv(1, 1, buf, 0, 8) : -1;
+            int fromTwo = t.peer() != 2 ? t.recv(2, 1, buf, 8, 8) : -1;
+            barrier.await();
+            if (t.peer() == 2) {
+                t.close(); // dies first
+                barrier.await();
+                return;
+            }
+            // both survivors see it (each progresses its worker, as a waiting leader does)
+            PeerFailureException first = assertThrows(PeerFailureException.class, () -> await(t, fromTwo));
+            assertArrayEquals(new int[] {2}, first.ranks());
+            assertTrue(first.getMessage().startsWith("rank " + t.peer() + ": node leader rank 2 (node 2) disconnected: "), first.getMessage());
+            barrier.await();
+            if (t.peer() == 1) {
+                t.close(); // then the survivor exits
+                return;
+            }
+            PeerFailureException later = assertThrows(PeerFailureException.class, () -> await(t, fromOne));
+            assertArrayEquals(new int[] {2, 1}, later.ranks(), later.getMessage());
+            assertTrue(later.getMessage().startsWith("rank 0: node leader rank 2 (node 2) disconnected: "), later.getMessage());
+            assertTrue(later.getMessage().contains("; then node leader rank 1 (node 1) disconnected: "), later.getMessage());
+        });
+    }
+
     @Test
     void aClosedPeerFailsPendingAndLaterRequestsNamingItsGlobalRank() {
         // 6 thread ranks, node leaders are the even ranks: peer 2 is global rank 4.
