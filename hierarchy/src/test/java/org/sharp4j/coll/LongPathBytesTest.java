@@ -74,19 +74,23 @@ class LongPathBytesTest {
         Map<String, String> got = paths(3, CFG.withSimulatedTopology(3, 1));
         // between 3 nodes the built-in Allreduce runs k-nomial radix 2 at every size; 128 KiB is the
         // several-chunk path (two slots); tiled (not pipelined: one node only) from 16 KiB + 1; across nodes the
-        // calls keep their size and chunk, and 512 KiB is the first whose later part is a whole one (four slots)
-        assertEquals("8192, 32768, 131072, 524288", got.get("allreduce"));
+        // calls keep their size and chunk, and 320 KiB is the first whose later part is a whole one (four slots)
+        assertEquals("8192, 32768, 131072, 327680", got.get("allreduce"));
         // with SRA from 16 KiB (the table below 2026-11-27), 16 KiB is the tree inside the node but SRA between
         Map<String, String> sra = paths(3, CFG.withSimulatedTopology(3, 1).withTuneOverride("allreduce:16k-inf:sra:radix=4"));
-        assertEquals("8192, 16384, 32768, 131072, 524288", sra.get("allreduce"));
+        assertEquals("8192, 16384, 32768, 131072, 327680", sra.get("allreduce"));
         // Reduce is k-nomial between nodes, radix 2 up to 16 KiB (the spine's, as the tree inside the node goes), radix
         // 4 above and from 256 KiB radix 2 (keyed by the call's size, as the host path reads the table), tiled (not
         // direct: one node only) from 16 KiB + 1
-        assertEquals("8192, 32768, 131072, 262144, 524288", got.get("reduce"));
-        // between 2 nodes of one rank Allreduce is k-nomial (recursive doubling) below 2 MiB, then SRA radix 2
+        assertEquals("8192, 32768, 131072, 262144, 327680", got.get("reduce"));
+        // between 2 nodes of one rank Allreduce is k-nomial (recursive doubling) below 512 KiB, whole later parts from
+        // 320 KiB, then SRA radix 2
         Map<String, String> two = paths(2, CFG.withSimulatedTopology(2, 1));
-        assertEquals("8192, 32768, 131072, 524288, 2097152", two.get("allreduce"));
-        assertEquals("8192, 32768, 131072, 524288", two.get("reduce"));
+        assertEquals("8192, 32768, 131072, 327680, 524288", two.get("allreduce"));
+        // with SRA from 2 MiB (the table before 2026-11-30) that size is heated instead
+        Map<String, String> twoLate = paths(2, CFG.withSimulatedTopology(2, 1).withTuneOverride("allreduce:512k-2m:nodes=2:ppn=1:knomial:radix=2"));
+        assertEquals("8192, 32768, 131072, 327680, 2097152", twoLate.get("allreduce"));
+        assertEquals("8192, 32768, 131072, 327680", two.get("reduce"));
     }
 
     @Test

@@ -54,13 +54,13 @@ class TuningTableTest {
         assertEquals(Algorithm.SRA, TuningTable.builtIn().compile(4, 1).interAlgorithm(AR, 524288));
         assertEquals(Algorithm.KNOMIAL, three.interAlgorithm(AR, 1L << 30));
         assertEquals(Algorithm.KNOMIAL, TuningTable.builtIn().compile(2, 4).interAlgorithm(AR, 1L << 30));
-        // two nodes of one rank: recursive doubling below 2 MiB, SRA radix 2 from there (Allreduce only)
+        // two nodes of one rank: recursive doubling below 512 KiB, SRA radix 2 from there (Allreduce only)
         CompiledTable twoSolo = TuningTable.builtIn().compile(2, 1);
-        assertEquals(Algorithm.KNOMIAL, twoSolo.interAlgorithm(AR, 524288));
-        assertEquals(Algorithm.KNOMIAL, twoSolo.interAlgorithm(AR, (2L << 20) - 1));
-        assertEquals(2, twoSolo.interRadix(AR, (2L << 20) - 1));
+        assertEquals(Algorithm.KNOMIAL, twoSolo.interAlgorithm(AR, 524287));
+        assertEquals(2, twoSolo.interRadix(AR, 524287));
+        assertEquals(Algorithm.SRA, twoSolo.interAlgorithm(AR, 524288));
+        assertEquals(2, twoSolo.interRadix(AR, 524288));
         assertEquals(Algorithm.SRA, twoSolo.interAlgorithm(AR, 2L << 20));
-        assertEquals(2, twoSolo.interRadix(AR, 2L << 20));
         assertEquals(Algorithm.SRA, twoSolo.interAlgorithm(AR, 1L << 30));
         assertEquals(Algorithm.KNOMIAL, twoSolo.interAlgorithm(Collective.REDUCE, 1L << 30));
         assertEquals(Algorithm.KNOMIAL, TuningTable.builtIn().compile(2, 2).interAlgorithm(AR, 1L << 30));
