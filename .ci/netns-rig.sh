@@ -21,8 +21,14 @@
 # is cubic, some VM images set bbr, and the two give Open MPI's and UCX's TCP very different large
 # message bandwidth; see "UCX over TCP"). NAME must be in the machine's
 # net.ipv4.tcp_available_congestion_control; the script adds it to tcp_allowed_congestion_control
-# (which a namespace may choose from) if it is not there. Host i is named host$i and resolves
-# through /etc/netns/$RIG_ID-h$i/hosts.
+# (which a namespace may choose from) if it is not there. RIG_STEER says on which CPU the kernel
+# processes the packets a host receives (a veth has no queues of its own, so by default on the CPU
+# that sent them: the packets of one TCP flow, sent from the sending thread's CPU and from the CPU
+# that handled an ACK, are processed on both, arrive out of order and are retransmitted in vain):
+# "hash" steers each flow to one CPU by its hash (RPS, as RSS spreads the flows of a multi-queue
+# NIC), "flow" to the CPU of the thread that reads it (RFS, as a NIC's aRFS; it sets the machine-wide
+# net.core.rps_sock_flow_entries if it is 0). See "UCX over TCP" in the README. Host i is named
+# host$i and resolves through /etc/netns/$RIG_ID-h$i/hosts.
 #
 # Example, 3 hosts x 2 ranks, UCX over TCP between them (the rendezvous on the bridge):
 #   .ci/netns-rig.sh run 3 -- java -Dsharp4j.ucx.tls=tcp -cp "$CP" org.sharp4j.launch.LocalLauncher \
@@ -61,6 +67,22 @@ up() {
   [ "$hosts" -ge 1 ] && [ "$hosts" -le 200 ] || die "HOSTS must be 1..200, got $hosts"
   command -v ip >/dev/null || die "the ip command is missing (apt-get install iproute2)"
   command -v unshare >/dev/null || die "the unshare command is missing (util-linux)"
+  local steer=${RIG_STEER:-} mask=""
+  case "$steer" in
+    "" | sender) steer="" ;;
+    hash | flow)
+      local n g m
+      n=$(nproc --all)
+      for ((g = 0; g * 32 < n; g++)); do   # rps_cpus: comma-separated 32-bit groups, the highest first
+        m=$(( n - g * 32 >= 32 ? 0xffffffff : (1 << (n - g * 32)) - 1 ))
+        mask=$(printf '%x' "$m")${mask:+,$mask}
+      done
+      if [ "$steer" = flow ] && [ "$(cat /proc/sys/net/core/rps_sock_flow_entries)" = 0 ]; then
+        sysctl -qw net.core.rps_sock_flow_entries=32768
+      fi
+      ;;
+    *) die "RIG_STEER must be sender, hash or flow, not '$steer'" ;;
+  esac
   down
   local cc=${RIG_CC:-}
   if [ -n "$cc" ]; then
@@ -85,6 +107,14 @@ up() {
     ip -n "$ns" link set lo up
     if [ -n "$cc" ]; then
       ip netns exec "$ns" sysctl -qw net.ipv4.tcp_congestion_control="$cc"
+    fi
+    if [ -n "$steer" ]; then   # both ends of the host's veth receive: the host, and the bridge's port
+      local q
+      for q in "/sys/class/net/${RIG_ID}v$i/queues/rx-0" "ns:/sys/class/net/eth0/queues/rx-0"; do
+        local pre=()
+        [[ $q == ns:* ]] && { pre=(ip netns exec "$ns"); q=${q#ns:}; }
+        "${pre[@]}" sh -c "echo $mask > $q/rps_cpus && echo $([ "$steer" = flow ] && echo 32768 || echo 0) > $q/rps_flow_cnt"
+      done
     fi
     if [ "${RIG_QUICKACK:-0}" = 1 ]; then
       ip -n "$ns" route change "$RIG_NET.0/24" dev eth0 proto kernel scope link src "$RIG_NET.$((i + 1))" quickack 1
