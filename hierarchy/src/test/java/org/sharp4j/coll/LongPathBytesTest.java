@@ -79,10 +79,12 @@ class LongPathBytesTest {
         // with SRA from 16 KiB (the table below 2026-11-27), 16 KiB is the tree inside the node but SRA between
         Map<String, String> sra = paths(3, CFG.withSimulatedTopology(3, 1).withTuneOverride("allreduce:16k-inf:sra:radix=4"));
         assertEquals("8192, 16384, 32768, 131072, 327680", sra.get("allreduce"));
-        // Reduce is k-nomial between nodes, radix 2 up to 16 KiB (the spine's, as the tree inside the node goes), radix
-        // 4 above and from 256 KiB radix 2 (keyed by the call's size, as the host path reads the table), tiled (not
-        // direct: one node only) from 16 KiB + 1
-        assertEquals("8192, 32768, 131072, 262144, 327680", got.get("reduce"));
+        // Reduce is k-nomial radix 2 between 3 nodes at every size, tiled (not direct: one node only) from 16 KiB + 1
+        assertEquals("8192, 32768, 131072, 327680", got.get("reduce"));
+        // with radix 4 from 16 KiB + 1 to 256 KiB (the table before 2026-11-30; keyed by the call's size, as the host
+        // path reads it), 256 KiB is a path of its own
+        Map<String, String> r4 = paths(3, CFG.withSimulatedTopology(3, 1).withTuneOverride("reduce:16385-256k:nodes=3:knomial:radix=4"));
+        assertEquals("8192, 32768, 131072, 262144, 327680", r4.get("reduce"));
         // between 2 nodes of one rank Allreduce is k-nomial (recursive doubling) below 512 KiB, whole later parts from
         // 320 KiB, then SRA radix 2
         Map<String, String> two = paths(2, CFG.withSimulatedTopology(2, 1));

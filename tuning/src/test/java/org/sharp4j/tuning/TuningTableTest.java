@@ -48,8 +48,11 @@ class TuningTableTest {
         CompiledTable threeSolo = TuningTable.builtIn().compile(3, 1);
         assertEquals(Algorithm.KNOMIAL, threeSolo.interAlgorithm(AR, 524288), "one rank per node: radix 2 too");
         assertEquals(2, threeSolo.interRadix(AR, 1L << 30));
-        assertEquals(4, threeSolo.interRadix(Collective.REDUCE, 262143));
+        // Reduce between 3 nodes: radix 2 at every size (the spine's up to 16 KiB, measured above)
+        assertEquals(2, threeSolo.interRadix(Collective.REDUCE, 16384));
+        assertEquals(2, threeSolo.interRadix(Collective.REDUCE, 65536));
         assertEquals(2, threeSolo.interRadix(Collective.REDUCE, 262144));
+        assertEquals(4, TuningTable.builtIn().compile(2, 1).interRadix(Collective.REDUCE, 65536), "radix 2 at 3 nodes only");
         assertEquals(4, TuningTable.builtIn().compile(4, 1).interRadix(Collective.REDUCE, 1L << 30), "radix 2 at 3 nodes only");
         assertEquals(Algorithm.SRA, TuningTable.builtIn().compile(4, 1).interAlgorithm(AR, 524288));
         assertEquals(Algorithm.KNOMIAL, three.interAlgorithm(AR, 1L << 30));
