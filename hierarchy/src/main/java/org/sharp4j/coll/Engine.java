@@ -584,7 +584,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * the powers of two above those up to {@value #HEAT_INTER_MAX_BYTES}, where the inter-node table
      * (keyed by the call's size, as {@code HostStep} reads it) changes its algorithm or radix (the
      * key took the inter-node algorithm at the chunk's size before, and the 2-node SRA from 512 KiB
-     * was never heated), and the first size whose later part is a whole one ({@link #pathKey}). A segment of the table that begins above those (the 4-rank pipelined Reduce from 8 MiB) is heated with its
+     * was never heated), and the first size whose later part is a whole one ({@link #pathKey}) if
+     * within that bound. A segment of the table that begins above those (the 4-rank pipelined Reduce from 8 MiB) is heated with its
      * segment forced: without it C2 compiled the path's own branches, from an Allreduce profile or
      * none, during the program's first 100-200 such calls (4 ranks on 2 CPUs: calls of 30-80 ms
      * against a median of 7-10). On one node a call of several chunks runs {@value #HEAT_CHUNKS}
@@ -612,10 +613,14 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             for (long b = Long.highestOneBit(several) * 2; b <= HEAT_INTER_MAX_BYTES; b <<= 1) {
                 cand.add(b);
             }
-            // and the first size whose later part is a whole one (pathKey): between 2 nodes of one rank the
-            // recursive doubling of whole parts runs from there (320 KiB with the defaults) to the SRA's 512 KiB
-            cand.add((long) chunkBytes * (interUnit + 1));
-            java.util.Collections.sort(cand);
+            // and the first size whose later part is a whole one (pathKey), within the same bound: between 2 nodes
+            // of one rank the recursive doubling of whole parts runs from there (320 KiB with the defaults) to the
+            // SRA's 512 KiB
+            long whole = (long) chunkBytes * (interUnit + 1);
+            if (whole <= HEAT_INTER_MAX_BYTES) {
+                cand.add(whole);
+                java.util.Collections.sort(cand);
+            }
         }
         final int hc = Math.min(chunkBytes, HEAT_CHUNK_BYTES);
         java.util.Set<String> seen = new java.util.HashSet<>();
