@@ -333,6 +333,9 @@ public final class Communicator implements AutoCloseable {
         // sixteenth on the paths above in their turns
         long[] cheap = rankZeroSizes(new long[] {engine.cheapLongPath(Collective.ALLREDUCE), engine.cheapLongPath(Collective.REDUCE)});
         final boolean cheapTurns = cheap.length == 2 && cheap[0] != 0 && cheap[1] != 0;
+        if (cheapTurns) { // five chunks and a line: longer than every path when the paths end at five chunks
+            maxBytes = (int) Math.max(maxBytes, Math.max(Engine.heatPathBytes(cheap[0]), Engine.heatPathBytes(cheap[1])));
+        }
         // C2 compiles a method after about 5,000 invocations: the cheap calls let the budget reach that
         final int minCalls = cheapTurns ? HEAT_LONG_CALLS_CHEAP : HEAT_LONG_CALLS;
         DataType[] types = DataType.values();
