@@ -242,13 +242,22 @@ class TuneTableTest {
 
     /** Passes {@code us} of one point (pass 1, 2, ...), each with a small within-pass error. */
     static void passes(Path csv, Collective c, String cand, long bytes, double... us) {
+        passesAt(csv, 3, c, cand, bytes, us);
+    }
+
+    /** {@link #passes} on {@code nodes} nodes of one rank. */
+    static void passesAt(Path csv, int nodes, Collective c, String cand, long bytes, double... us) {
         for (int i = 0; i < us.length; i++) {
-            TuneCsv.append(csv, new Measurement.Pass(new Measurement(3, 1, c, "inter", cand, bytes, us[i], us[i] * 0.01, 3, true), i + 1));
+            TuneCsv.append(csv, new Measurement.Pass(new Measurement(nodes, 1, c, "inter", cand, bytes, us[i], us[i] * 0.01, 3, true), i + 1));
         }
     }
 
     static String choiceAt(List<Measurement> ms, Collective c, long bytes) {
-        return TuneTable.choose(ms, 3, 1, c, "inter", TuneTable.GUARD).stream().filter(ch -> ch.bytes() == bytes).findFirst()
+        return choiceAt(ms, 3, c, bytes);
+    }
+
+    static String choiceAt(List<Measurement> ms, int nodes, Collective c, long bytes) {
+        return TuneTable.choose(ms, nodes, 1, c, "inter", TuneTable.GUARD).stream().filter(ch -> ch.bytes() == bytes).findFirst()
                 .orElseThrow().candidate();
     }
 
@@ -256,42 +265,43 @@ class TuneTableTest {
      * The miss of issue 15 (reduce, 3 hosts over TCP, 1 MiB): one communicator's connections run in one of
      * two modes about 2x apart. A point's figure is the median over passes, so one pass in the other mode
      * neither makes a candidate win nor makes the incumbent (the built-in choice, radix 4 clamped to 3 at 3
-     * nodes) lose; a candidate faster in every pass still wins. At 128 KiB, where the built-in Reduce still
-     * takes radix 4 between 3 nodes (radix 2 from 256 KiB); the figures are the issue's.
+     * nodes) lose; a candidate faster in every pass still wins. At 128 KiB; the figures are the issue's, the
+     * point now at 4 nodes, where the built-in Reduce is radix 4 at every size (3 nodes take radix 2 since
+     * the sockets run reno).
      */
     @Test
     void onePassOnOtherConnectionsNeitherWinsNorLoses(@TempDir Path dir) {
         Collective r = Collective.REDUCE;
         long mib = 128 << 10;
-        assertEquals("knomial:radix=3", TuneTable.builtInCandidate(TuningTable.builtIn().compile(3, 1), r, "inter", mib, 3, 1),
-                "the built-in radix 4, as the host path runs it at 3 nodes");
+        assertEquals("knomial:radix=4", TuneTable.builtInCandidate(TuningTable.builtIn().compile(4, 1), r, "inter", mib, 4, 1),
+                "the built-in radix 4 between 4 nodes (3 nodes take radix 2 at every size)");
         // radix 2 fast in one pass only: no win
         Path a = dir.resolve("a.csv");
-        passes(a, r, "knomial:radix=2", mib, 2250, 1100, 2300);
-        passes(a, r, "knomial:radix=3", mib, 2200, 2204, 2250);
+        passesAt(a, 4, r, "knomial:radix=2", mib, 2250, 1100, 2300);
+        passesAt(a, 4, r, "knomial:radix=4", mib, 2200, 2204, 2250);
         List<Measurement> ms = TuneCsv.read(a);
         Measurement two = ms.stream().filter(m -> m.candidate().equals("knomial:radix=2")).findFirst().orElseThrow();
         assertEquals(2250, two.meanUs(), 1e-9, "the median, not the mean (1883)");
         assertEquals(3, two.passes());
         assertEquals(9, two.rounds());
-        assertEquals("knomial:radix=3", choiceAt(ms, r, mib));
-        // the built-in radix 3 slowed in one pass: it stays (radix 2 is within the guard of its median)
+        assertEquals("knomial:radix=4", choiceAt(ms, 4, r, mib));
+        // the built-in radix 4 slowed in one pass: it stays (radix 2 is within the guard of its median)
         Path b = dir.resolve("b.csv");
-        passes(b, r, "knomial:radix=2", mib, 2150, 2160, 2140);
-        passes(b, r, "knomial:radix=3", mib, 2200, 4400, 2210);
-        assertEquals("knomial:radix=3", choiceAt(TuneCsv.read(b), r, mib));
-        // radix 2 clearly faster in every pass: it wins, whatever radix 3's slow pass
+        passesAt(b, 4, r, "knomial:radix=2", mib, 2150, 2160, 2140);
+        passesAt(b, 4, r, "knomial:radix=4", mib, 2200, 4400, 2210);
+        assertEquals("knomial:radix=4", choiceAt(TuneCsv.read(b), 4, r, mib));
+        // radix 2 clearly faster in every pass: it wins, whatever radix 4's slow pass
         Path c = dir.resolve("c.csv");
-        passes(c, r, "knomial:radix=2", mib, 1700, 1750, 1720);
-        passes(c, r, "knomial:radix=3", mib, 2200, 4400, 2210);
-        assertEquals("knomial:radix=2", choiceAt(TuneCsv.read(c), r, mib));
+        passesAt(c, 4, r, "knomial:radix=2", mib, 1700, 1750, 1720);
+        passesAt(c, 4, r, "knomial:radix=4", mib, 2200, 4400, 2210);
+        assertEquals("knomial:radix=2", choiceAt(TuneCsv.read(c), 4, r, mib));
         // passes that disagree among themselves make a large error: nothing is separable from the incumbent
         Path d = dir.resolve("d.csv");
-        passes(d, r, "knomial:radix=2", mib, 1100, 1700, 2300);
-        passes(d, r, "knomial:radix=3", mib, 2200, 2204, 2250);
+        passesAt(d, 4, r, "knomial:radix=2", mib, 1100, 1700, 2300);
+        passesAt(d, 4, r, "knomial:radix=4", mib, 2200, 2204, 2250);
         Measurement spread = TuneCsv.read(d).get(0);
         assertTrue(spread.stderrUs() > 500, spread.toString());
-        assertEquals("knomial:radix=3", choiceAt(TuneCsv.read(d), r, mib));
+        assertEquals("knomial:radix=4", choiceAt(TuneCsv.read(d), 4, r, mib));
     }
 
     @Test
@@ -359,21 +369,21 @@ class TuneTableTest {
         Collective red = Collective.REDUCE;
         List<Measurement.Pass> ps = new ArrayList<>();
         double[] r2 = {100, 110, 107};
-        double[] r3 = {150, 250, 189};
+        double[] r4 = {150, 250, 189};
         for (int p = 0; p < 3; p++) {
-            ps.add(new Measurement.Pass(new Measurement(3, 1, red, "inter", "knomial:radix=2", 65536, r2[p], 5, 2, true), p + 1));
-            ps.add(new Measurement.Pass(new Measurement(3, 1, red, "inter", "knomial:radix=3", 65536, r3[p], 5, 2, true), p + 1));
+            ps.add(new Measurement.Pass(new Measurement(4, 1, red, "inter", "knomial:radix=2", 65536, r2[p], 5, 2, true), p + 1));
+            ps.add(new Measurement.Pass(new Measurement(4, 1, red, "inter", "knomial:radix=4", 65536, r4[p], 5, 2, true), p + 1));
         }
         List<Measurement> ms = Measurement.overPassesByPoint(ps);
-        Measurement inc = ms.stream().filter(m -> m.candidate().equals("knomial:radix=3")).findFirst().orElseThrow();
+        Measurement inc = ms.stream().filter(m -> m.candidate().equals("knomial:radix=4")).findFirst().orElseThrow();
         assertEquals(List.of(150.0, 250.0, 189.0), inc.byPass());
         assertTrue(inc.meanUs() - 107 <= 2 * Math.hypot(inc.stderrUs(), 5), "within the old noise: " + inc);
-        assertEquals("knomial:radix=2", TuneTable.choose(ms, 3, 1, red, "inter", TuneTable.GUARD).get(0).candidate());
+        assertEquals("knomial:radix=2", TuneTable.choose(ms, 4, 1, red, "inter", TuneTable.GUARD).get(0).candidate());
 
-        // pass 2 the other way round: the incumbent (the built-in radix 4, run as 3) stays
-        ps.set(2, new Measurement.Pass(new Measurement(3, 1, red, "inter", "knomial:radix=2", 65536, 260, 5, 2, true), 2));
+        // pass 2 the other way round: the incumbent (the built-in radix 4 between 4 nodes) stays
+        ps.set(2, new Measurement.Pass(new Measurement(4, 1, red, "inter", "knomial:radix=2", 65536, 260, 5, 2, true), 2));
         ms = Measurement.overPassesByPoint(ps);
-        assertEquals("knomial:radix=3", TuneTable.choose(ms, 3, 1, red, "inter", TuneTable.GUARD).get(0).candidate());
+        assertEquals("knomial:radix=4", TuneTable.choose(ms, 4, 1, red, "inter", TuneTable.GUARD).get(0).candidate());
         // two passes only: not enough agreement
         ms = Measurement.overPassesByPoint(ps.subList(0, 4));
         assertTrue(!TuneTable.fasterInEveryPass(ms.get(0), ms.get(1), TuneTable.GUARD));
@@ -395,18 +405,19 @@ class TuneTableTest {
      * Between two measured sizes whose winners differ, the unmeasured sizes keep the built-in choice when the
      * upper winner is it (3 hosts: radix 2 won at 16 KiB, the built-in radix 3 at 64 KiB, and osu_reduce ran
      * 32 KiB 1.18x slower with the boundary at 64 KiB); a winner that is not the built-in starts where it was measured.
+     * The points are at 4 nodes, where the built-in Reduce is still radix 4 above 16 KiB.
      */
     @Test
     void theGapBeforeAReturnToTheBuiltInChoiceKeepsIt() {
         Collective red = Collective.REDUCE;
         List<Measurement> ms = new ArrayList<>();
-        ms.add(new Measurement(3, 1, red, "inter", "knomial:radix=2", 16384, 100, 1, 2, true));
-        ms.add(new Measurement(3, 1, red, "inter", "knomial:radix=3", 16384, 150, 1, 2, true));
-        ms.add(new Measurement(3, 1, red, "inter", "knomial:radix=2", 65536, 400, 1, 2, true));
-        ms.add(new Measurement(3, 1, red, "inter", "knomial:radix=3", 65536, 300, 1, 2, true));
-        ms.add(new Measurement(3, 1, red, "inter", "knomial:radix=2", 262144, 800, 1, 2, true));
-        ms.add(new Measurement(3, 1, red, "inter", "knomial:radix=3", 262144, 1200, 1, 2, true));
-        List<String> rules = TuneTable.section(ms, 3, 1, TuneTable.GUARD).stream().filter(l -> !l.startsWith("#") && !l.startsWith("[")).toList();
-        assertEquals(List.of("reduce:0-16385:knomial:radix=2", "reduce:16385-256k:knomial:radix=3", "reduce:256k-inf:knomial:radix=2"), rules);
+        ms.add(new Measurement(4, 1, red, "inter", "knomial:radix=2", 16384, 100, 1, 2, true));
+        ms.add(new Measurement(4, 1, red, "inter", "knomial:radix=4", 16384, 150, 1, 2, true));
+        ms.add(new Measurement(4, 1, red, "inter", "knomial:radix=2", 65536, 400, 1, 2, true));
+        ms.add(new Measurement(4, 1, red, "inter", "knomial:radix=4", 65536, 300, 1, 2, true));
+        ms.add(new Measurement(4, 1, red, "inter", "knomial:radix=2", 262144, 800, 1, 2, true));
+        ms.add(new Measurement(4, 1, red, "inter", "knomial:radix=4", 262144, 1200, 1, 2, true));
+        List<String> rules = TuneTable.section(ms, 4, 1, TuneTable.GUARD).stream().filter(l -> !l.startsWith("#") && !l.startsWith("[")).toList();
+        assertEquals(List.of("reduce:0-16385:knomial:radix=2", "reduce:16385-256k:knomial:radix=4", "reduce:256k-inf:knomial:radix=2"), rules);
     }
 }
