@@ -110,29 +110,35 @@ class PipelinedInterNodeTest {
      * A long Reduce checks the call with its first line and sends the rest up the tree, never both
      * ways: the root node's leader sends one message for the whole call (its line on the spine, or to
      * node 0 only the spine's header, the tree inside the spine taking the other node's line), the
-     * other leader its line and every part once (one rank per node: 3 parts of up to 16 slots; two:
-     * the rest of slot 0, then 9 slots). Roots at node 0 and at node 1.
+     * other leader its line and every part once (one rank per node: 9 parts of up to 16 slots, for a
+     * call above the spine's 512 KiB slot; two ranks: the rest of slot 0, then 9 slots). With one
+     * rank per node a call that fits the spine's slot goes whole, merged ({@code HostStep}'s "Merged
+     * reduce"): the other leader sends the spine's header and its vector after it (split: longer than a
+     * 128 KiB fragment), the root's leader its header. Roots at node 0 and at node 1.
      */
     @ParameterizedTest(name = "2 nodes x {0} ranks")
     @ValueSource(ints = {1, 2})
     void aLongReduceSendsItsDataOneWay(int rpn) {
         Config c = cfg(2, 4, null);
+        int slot = c.slotBytes() / DataType.FLOAT.size;
+        int[][] countsAndMessages = rpn == 1 ? new int[][] {{33 * slot + 3, 2}, {140 * slot + 3, 10}} : new int[][] {{9 * slot + 3, 11}};
         ThreadRanks.run(2 * rpn, c, comm -> {
-            int count = (rpn == 1 ? 33 : 9) * c.slotBytes() / DataType.FLOAT.size + 3;
-            for (int rootNode = 0; rootNode < 2; rootNode++) {
-                int root = rootNode * rpn;
-                CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.FLOAT, Op.SUM, count, root, 41 + rootNode,
-                        Api.values()[0]);
-                long m0 = comm.engine().interMessagesSent();
-                CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.FLOAT, Op.SUM, count, root, 43 + rootNode,
-                        Api.values()[1]);
-                long sent = comm.engine().interMessagesSent() - m0;
-                String at = "root at node " + rootNode + ": ";
-                if (m0 >= 0 && comm.rank() / rpn == rootNode) {
-                    assertEquals(1, sent, at + "the root node's leader sends its line or header on the spine, nothing else");
-                } else if (m0 >= 0) {
-                    assertEquals(rpn == 1 ? 4 : 11, sent,
-                            at + "the other leader sends its line and every part once");
+            for (int[] cm : countsAndMessages) {
+                int count = cm[0];
+                for (int rootNode = 0; rootNode < 2; rootNode++) {
+                    int root = rootNode * rpn;
+                    CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.FLOAT, Op.SUM, count, root, 41 + rootNode,
+                            Api.values()[0]);
+                    long m0 = comm.engine().interMessagesSent();
+                    CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.FLOAT, Op.SUM, count, root, 43 + rootNode,
+                            Api.values()[1]);
+                    long sent = comm.engine().interMessagesSent() - m0;
+                    String at = count + " floats, root at node " + rootNode + ": ";
+                    if (m0 >= 0 && comm.rank() / rpn == rootNode) {
+                        assertEquals(1, sent, at + "the root node's leader sends its line or header on the spine, nothing else");
+                    } else if (m0 >= 0) {
+                        assertEquals(cm[1], sent, at + "the other leader sends its line (or header) and its data once");
+                    }
                 }
             }
             comm.barrier();

@@ -18,6 +18,7 @@ import org.sharp4j.PeerFailureException;
 import org.sharp4j.Sharp4jException;
 import org.sharp4j.coll.CallStatus;
 import org.sharp4j.coll.Desc;
+import org.sharp4j.fallback.algo.KnomialPattern;
 import org.sharp4j.tuning.Collective;
 import org.sharp4j.tuning.CompiledTable;
 
@@ -326,6 +327,129 @@ class HostStepTest {
     }
 
     /**
+     * A reduce merged into the spine's rounds up to the spine's slot ({@code HostStep}'s "Merged
+     * reduce"), its payloads split above the fragment, with this node's data read from a separate
+     * source ({@link HostStep#run(Collective, ByteBuffer, int, ByteBuffer, int, int, DataType, Op, int, long, CallStatus)}):
+     * the root gets the exact sums and the same bits as the call on the buffer itself (where a node
+     * is an extra, 3, 5 and 6 nodes at radix 2, 4 and 5 at radix 3, only up to a fragment); the source
+     * is never written; with 2 nodes the root receives a split payload into the result; a node that only sends (2 nodes, an extra) neither copies its source into
+     * its buffer nor writes it; every node sends its vector once (an extra root's proxy: the result). Sizes inside the header (a
+     * fragment), split, and above the slot (spine, then the tree, copied); 2-6 nodes, radix 2 and
+     * 3, roots at the first and the last node.
+     */
+    @Test
+    void aMergedReduceReadsItsSourceInPlaceAndGivesTheBuffersBits() {
+        final int frag = 512;
+        final int partFrag = 4096;
+        for (int n = 2; n <= 6; n++) {
+            for (int k : new int[] {2, 3}) {
+                final int nodes = n;
+                CompiledTable table = Team.table("allreduce,reduce:0-inf:knomial:radix=" + k, n);
+                for (int root : new int[] {0, n - 1}) {
+                    MemTransport.Mesh mesh = MemTransport.Mesh.of(n);
+                    String what = n + " nodes, radix " + k + ", root " + root;
+                    Team.runOk(n, 60_000, node -> {
+                        try (HostStep step = new HostStep(mesh.end(node), table, Team.waiter(LONG_TIMEOUT, null, node), "t", frag,
+                                HostStep.DEFAULT_PARTS, partFrag)) {
+                            // merged up to the slot where no node is an extra, else up to a fragment (and not whole)
+                            boolean noExtras = new KnomialPattern(nodes, k, 0).nExtra == 0;
+                            assertEquals(noExtras ? partFrag : 0, step.mergedReduceBytes(partFrag), what);
+                            for (int count : new int[] {40, 301, 512, 600}) {
+                                String w = what + ", " + count + " doubles";
+                                long desc = red(DataType.DOUBLE, Op.SUM, count, root);
+                                ByteBuffer copied = buf(count * 8);
+                                Inputs.fill(copied, 0, DataType.DOUBLE, Op.SUM, 13 + count, node, count);
+                                CallStatus st = new CallStatus();
+                                step.reduce(copied, 0, count, DataType.DOUBLE, Op.SUM, root, desc, st, false);
+                                assertTrue(st.ok(), w);
+                                ByteBuffer src = buf((count + 3) * 8);
+                                Inputs.fill(src, 3 * 8, DataType.DOUBLE, Op.SUM, 13 + count, node, count);
+                                ByteBuffer before = buf((count + 3) * 8);
+                                before.put(0, src, 0, src.capacity());
+                                ByteBuffer out = buf((count + 5) * 8);
+                                for (int i = 0; i < count + 5; i++) {
+                                    out.putLong(i * 8, 0x7ff8deadbeef0000L + i); // NaNs: garbage that a sum would carry
+                                }
+                                long m0 = mesh.end(node).sendCount();
+                                mesh.end(node).watched = out;
+                                int into0 = mesh.end(node).recvsIntoWatched;
+                                step.run(Collective.REDUCE, src, 3 * 8, out, 5 * 8, count, DataType.DOUBLE, Op.SUM, root, desc, st);
+                                long sent = mesh.end(node).sendCount() - m0;
+                                assertTrue(st.ok(), w);
+                                assertEquals(0, src.compareTo(before), w + ": the source was written, node " + node);
+                                boolean merged = count * 8 <= (noExtras ? partFrag : frag);
+                                if (node == root && nodes == 2) { // one peer, a separate source: its payload lands in the result
+                                    assertEquals(merged && count * 8 > frag ? 1 : 0, mesh.end(node).recvsIntoWatched - into0, w);
+                                }
+                                if (node == root) {
+                                    for (int i = 0; i < count; i++) {
+                                        assertEquals(copied.getLong(i * 8), out.getLong((i + 5) * 8), w + ", element " + i);
+                                    }
+                                    assertNull(Inputs.check(out, 5 * 8, DataType.DOUBLE, Op.SUM, 13 + count, nodes, count), w);
+                                } else if (merged && (nodes == 2 || new KnomialPattern(nodes, k, node).role == KnomialPattern.EXTRA)) {
+                                    for (int i = 0; i < count + 5; i++) {
+                                        assertEquals(0x7ff8deadbeef0000L + i, out.getLong(i * 8), w + ": a leaf wrote its buffer, node " + node);
+                                    }
+                                }
+                                if (merged) { // spine messages: a header to each peer of each round, and this node's vector once
+                                    boolean rootExtra = new KnomialPattern(nodes, k, root).role == KnomialPattern.EXTRA;
+                                    int vectors = (node != root || rootExtra) && count * 8 > frag ? 1 : 0; // an extra root sends to its proxy
+                                    assertEquals(spineSends(nodes, k, node) + vectors, sent, w + ": messages of node " + node);
+                                }
+                            }
+                        }
+                    });
+                }
+            }
+        }
+    }
+
+    /**
+     * The root of a 2-node merged reduce with a separate source receives the other node's split
+     * payload straight into its buffer, a receive of exactly the length it expects: a node that
+     * sends a longer payload (its receive truncates) or a shorter one is a mismatch on both nodes,
+     * nothing is left behind and the next call is exact. Both orders of the two lengths.
+     */
+    @Test
+    void aSplitPayloadOfAnotherLengthThanTheBufferExpectsIsAMismatch() {
+        final int frag = 512;
+        for (int other : new int[] {400, 200}) {
+            MemTransport.Mesh mesh = MemTransport.Mesh.of(2);
+            String[] msg = new String[2];
+            Team.runOk(2, 60_000, node -> {
+                try (HostStep step = new HostStep(mesh.end(node), Team.table("allreduce,reduce:0-inf:knomial:radix=2", 2),
+                        Team.waiter(LONG_TIMEOUT, null, node), "t", frag, HostStep.DEFAULT_PARTS, 4096)) {
+                    int count = node == 0 ? 300 : other; // doubles: 2400 B at the root, both above the fragment (split)
+                    ByteBuffer src = buf(count * 8);
+                    Inputs.fill(src, 0, DataType.DOUBLE, Op.SUM, 3, node, count);
+                    ByteBuffer out = buf(count * 8);
+                    CallStatus st = new CallStatus();
+                    step.run(Collective.REDUCE, src, 0, out, 0, count, DataType.DOUBLE, Op.SUM, 0, red(DataType.DOUBLE, Op.SUM, count, 0), st);
+                    assertFalse(st.ok(), other + " doubles against 300: node " + node + " missed the mismatch");
+                    msg[node] = st.toException().getMessage();
+                    checkedAllreduce(step, 2, node, 350, 5);
+                    assertEquals(1, mesh.end(node).inUse(), "a mismatch leaves no request behind (the one abort receive stays)");
+                }
+            });
+            assertTrue(msg[0].contains("rank " + mesh.globalRanks[1] + " "), msg[0]);
+            assertEquals(msg[0], msg[1], "both nodes report the same pair");
+        }
+    }
+
+    /** Sends of a node in the spine's rounds of pattern (n, k): one per peer of each of its groups. */
+    private static int spineSends(int n, int k, int node) {
+        KnomialPattern p = new KnomialPattern(n, k, node);
+        if (p.role == KnomialPattern.EXTRA) {
+            return 1;
+        }
+        int sends = p.role == KnomialPattern.PROXY ? 1 : 0;
+        for (int i = 0; i < p.iterations; i++) {
+            sends += p.groupSize(i) - 1;
+        }
+        return sends;
+    }
+
+    /**
      * A posted round that folds with one peer and reads this node's data from a separate source
      * receives the peer's fragments into the buffer and folds there (PostedRounds' "One peer's
      * fragments straight into the result"); a source that is another view of the buffer's memory
@@ -435,15 +559,36 @@ class HostStepTest {
             {2, allreduceOf(DataType.LONG, Op.SUM, 100), lsum0, "allreduce against the tree in the spine"},
             {4, reduceOf(DataType.LONG, Op.MAX, 100, 0), lsum0, "another op"},
         });
+        // reduces merged up to the spine's slot of 4 KiB, split above the 1 KiB fragment (Exchange's "Split
+        // spine messages"; 8 nodes at radix 2: no extras, three rounds): payloads announced and not
+        // expected, expected and not sent, sent inside the header
+        Call split0 = reduceOf(DataType.LONG, Op.SUM, 300, 0);
+        mismatches(8, "allreduce,reduce:0-inf:knomial:radix=2", 1024, 4096, new Object[][] {
+            {3, split0, reduceOf(DataType.LONG, Op.SUM, 300, 2), "split: the tree to node 0 against the tree to node 2"},
+            {0, reduceOf(DataType.LONG, Op.SUM, 300, 1), split0, "split: node 0 reduces to node 1, the others to node 0"},
+            {1, reduceOf(DataType.LONG, Op.SUM, 301, 0), split0, "split: an extra with one element more"},
+            {5, lsum0, split0, "a payload inside the header against split ones"},
+            {2, split0, lsum0, "a split payload against ones inside the header"},
+            {4, reduceOf(DataType.LONG, Op.SUM, 1000, 0), split0, "above the spine's slot (spine, then the tree) against split"},
+            {1, allreduceOf(DataType.LONG, Op.SUM, 300), split0, "an allreduce above a fragment against a split reduce"},
+            {3, reduceOf(DataType.LONG, Op.MAX, 300, 0), split0, "split, another op"},
+            {0, split0, reduceOf(DataType.LONG, Op.SUM, 300, 7), "split: node 0 reduces to node 0, the others to node 7"},
+            {6, reduceOf(DataType.LONG, Op.SUM, 299, 0), split0, "split: a leaf with one element less"},
+        });
     }
 
     private static void mismatches(String rules, int frag, Object[][] scenarios) {
-        final int n = 6;
+        mismatches(6, rules, frag, frag, scenarios);
+    }
+
+    /** n nodes, a posted part's fragment of {@code partFrag} bytes: the spine's slot ({@code HostStep}'s "Merged reduce"). */
+    private static void mismatches(int n, String rules, int frag, int partFrag, Object[][] scenarios) {
         CompiledTable table = Team.table(rules, n);
         MemTransport.Mesh mesh = MemTransport.Mesh.of(n);
         String[][] messages = new String[scenarios.length][n];
         Team.runOk(n, 60_000, node -> {
-            try (HostStep step = new HostStep(mesh.end(node), table, Team.waiter(LONG_TIMEOUT, null, node), "t", frag)) {
+            try (HostStep step = new HostStep(mesh.end(node), table, Team.waiter(LONG_TIMEOUT, null, node), "t", frag,
+                    HostStep.DEFAULT_PARTS, partFrag)) {
                 for (int sc = 0; sc < scenarios.length; sc++) {
                     Call c = (Call) scenarios[sc][node == (int) scenarios[sc][0] ? 1 : 2];
                     CallStatus st = new CallStatus();

@@ -388,6 +388,28 @@ final class MemTransport implements Transport {
         }
     }
 
+    @Override
+    public void cancel(int h) {
+        synchronized (mesh.lock) {
+            int id = me * POOL + h;
+            int prev = -1;
+            for (int x = mesh.recvHead[me]; x >= 0; prev = x, x = mesh.next[x]) {
+                if (x == id) {
+                    mesh.unlink(mesh.recvHead, mesh.recvTail, me, prev, x);
+                    break;
+                }
+            }
+        }
+        if ((int) INTS.getVolatile(state, h) == FREE) {
+            throw new IllegalStateException("cancel of a free request " + h);
+        }
+        cancels++;
+        release(h);
+    }
+
+    /** Receives cancelled one by one ({@link #cancel}). */
+    int cancels;
+
     /** Requests not yet reported complete (leak check). */
     int inUse() {
         return POOL - freeTop;

@@ -1288,13 +1288,15 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * its 128 KiB fragment), else {@link #interFirst}. A 128 KiB Allreduce between 3 rig hosts took
      * two rounds of recursive doubling one after the other as a chunk and a part (1.3x Open MPI Java's
      * time at P50), 0.59-0.74x that in one (0.95-0.98x Open MPI Java's in the same processes; two runs
-     * of 6 rounds, jars alternating). Not for the heating's calls of short chunks ({@link #heatPath}):
+     * of 6 rounds, jars alternating). A Reduce likewise up to {@link
+     * org.sharp4j.spi.InterNodeStep#mergedReduceBytes} (on the host path up to its 512 KiB spine
+     * slot at 2-3 nodes: one message carries the call and its check up the tree). Not for the heating's calls of short chunks ({@link #heatPath}):
      * they stand for calls of several slots, whose parts they must run.
      */
     int interSoloFirst(Collective kind, int count, int chunkElems, DataType t) {
-        if (kind == Collective.ALLREDUCE && count > chunkElems && inter != null && heatChunk == 0) {
+        if (kind != Collective.BARRIER && count > chunkElems && inter != null && heatChunk == 0) {
             long bytes = (long) count * t.size;
-            if (bytes <= inter.mergedAllreduceBytes(bytes)) {
+            if (bytes <= (kind == Collective.ALLREDUCE ? inter.mergedAllreduceBytes(bytes) : inter.mergedReduceBytes(bytes))) {
                 return count;
             }
         }
@@ -1365,6 +1367,21 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     void interProgress() {
         try {
             inter.progress();
+        } catch (RuntimeException e) {
+            failed(e);
+            throw e;
+        }
+    }
+
+    /**
+     * Phase 3 of a call's first part (or a whole call) with this node's data read from {@code src}
+     * and the result in {@code b} ({@link InterNodeStep#run}: the step reads it in place where it
+     * can, else copies); a failure is the node's as in {@link #interNode}.
+     */
+    void interNodeFrom(Collective kind, java.nio.ByteBuffer src, int srcOff, java.nio.ByteBuffer b, int off, int count, DataType t,
+            Op op, int root, long desc) {
+        try {
+            inter.run(kind, src, srcOff, b, off, count, t, op, topo.nodeOf(root), desc & ~Desc.SHARED, st);
         } catch (RuntimeException e) {
             failed(e);
             throw e;

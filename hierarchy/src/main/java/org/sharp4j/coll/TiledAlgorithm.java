@@ -75,9 +75,9 @@ import org.sharp4j.tuning.Collective;
  * <h2>One rank per node</h2>
  * With one rank per node (every node, so the same on every rank) nothing is reduced inside a node:
  * {@link #solo} runs phase 3 on the user's memory directly: the first chunk (a long Reduce's first
- * line: {@code Engine.interFirst}) alone and blocking with the argument check (it fits one
- * fragment, so where the call's radix is the spine's its data rides on the spine's messages: no
- * separate barrier), then parts of {@link #SOLO_CHUNKS} chunks (1 MiB with the default slots: the host path sends
+ * line: {@code Engine.interFirst}; or the whole call where the step runs it merged: {@code
+ * Engine.interSoloFirst}) alone and blocking with the argument check (where the call's radix is the
+ * spine's its data rides on the spine's messages: no separate barrier), then parts of {@link #SOLO_CHUNKS} chunks (1 MiB with the default slots: the host path sends
  * a part in fragments of up to 512 KiB, and over TCP fewer, larger messages cost less), posted as above. Not with an offload
  * (SHARP takes at most a slot per phase-3 call and registers the memory it is given: it keeps the
  * segment's few windows) nor with {@code sharp4j.internode.pipeline=1}: both keep the path above. Where the rank gets
@@ -85,10 +85,11 @@ import org.sharp4j.tuning.Collective;
  * otherwise through a private ring of parts (copied out if the rank gets the result). The input:
  * a direct or shared buffer that the output does not overlap is read where it lies by the posted
  * parts (their first round reads it, the result goes to the output or the ring: {@code
- * Schedule.source}), and copied for the first, blocking part only; an array (or an overlapping
+ * Schedule.source}), and by the first, blocking part where the step runs it on its spine's rounds
+ * (the host path: {@code Exchange.source}; other steps copy it); an array (or an overlapping
  * output) is copied part by part. What each form costs per call: input and output the same
- * buffer: nothing; direct or shared buffers: a copy of the first chunk; an array input: a copy
- * in; an array output: a copy out.
+ * buffer: nothing; direct or shared buffers: nothing on the host path where the first part runs
+ * merged, else a copy of the first part; an array input: a copy in; an array output: a copy out.
  *
  * <h2>Several sockets</h2>
  * Phase 1 as above into the node segment, phase 2 by the socket leaders over the sockets' results,
@@ -252,7 +253,7 @@ final class TiledAlgorithm {
     /**
      * Several nodes of one rank each (the same on every rank: the topology's largest node has one
      * rank): no rank to reduce with inside the node, so phase 3 runs on the user's memory itself: the
-     * first part (a chunk, a long Reduce's first line, or an Allreduce the step runs whole: {@link Engine#interSoloFirst}) alone
+     * first part (a chunk, a long Reduce's first line, or a call the step runs whole: {@link Engine#interSoloFirst}) alone
      * and blocking (its spine checks the call), then parts of {@link #SOLO_CHUNKS}
      * chunks posted, each released {@code lag} parts after its post as on the shared-memory path
      * (the same parts on every node, whatever each rank's buffers). Where this rank gets the result
@@ -272,9 +273,9 @@ final class TiledAlgorithm {
         final boolean inDst = gets && src.kind != Payload.ARRAY
                 && (dst.kind == Payload.BUFFER && dst.buffer.isDirect() || dst.kind == Payload.SHARED);
         final int chunkElems = chunkBytes / size;
-        // the first part: a chunk, a long Reduce's head, or an Allreduce the step runs whole (Engine.interSoloFirst:
-        // at most 128 KiB, which may exceed a part's place in the ring when the table's chunk is short); its data
-        // rides on the spine's messages
+        // the first part: a chunk, a long Reduce's head, or a call the step runs whole (Engine.interSoloFirst: an
+        // Allreduce of at most 128 KiB, a Reduce of at most 512 KiB, which may exceed a part's place in the ring when
+        // the table's chunk is short); its data rides on the spine's messages
         final int firstElems = e.interSoloFirst(kind, count, chunkElems, t);
         final java.nio.ByteBuffer wb;
         final int base;
@@ -292,10 +293,11 @@ final class TiledAlgorithm {
         final java.nio.ByteBuffer from = src.kind == Payload.SHARED ? src.sharedLevel.buf : src.buffer;
         final int fromBase = src.kind == Payload.SHARED ? src.sharedOff : src.off * size;
         final boolean sameMemory = inDst && from == wb && fromBase == base;
-        // The later (posted) parts read this rank's input where it lies (InterNodeStep#post's source
-        // form) when it is memory the transport sends from (a direct or the shared buffer) and the
+        // Every part reads this rank's input where it lies (InterNodeStep#post's and #run's source
+        // forms) when it is memory the transport sends from (a direct or the shared buffer) and the
         // output does not share it: no copy into the output, or into the ring for a Reduce's
-        // non-root. The first part, blocking, still takes the copy (at most a chunk, or a call run whole).
+        // non-root. The first part, blocking, is copied by a step that cannot read it in place (the
+        // host path reads it in place where it runs on the spine's rounds).
         final boolean readsInPlace = !sameMemory && (src.kind == Payload.SHARED || src.kind == Payload.BUFFER && src.buffer.isDirect())
                 && (!gets || !Payload.overlaps(src, dst, t, count));
         final int lag = count > chunkElems ? e.interLag() : 0;
@@ -306,9 +308,10 @@ final class TiledAlgorithm {
             final int n = Math.min(part == 0 ? firstElems : partElems, count - first);
             e.nextSeq(); // one per part: the diagnostics' progress
             final int at = inDst ? base + first * size : (part & (ShmLevel.SETS - 1)) * partBytes;
-            final boolean inPlace = readsInPlace && part > 0;
+            final boolean inPlace = readsInPlace;
             if (inPlace) {
-                // nothing to copy: the part's rounds read the input at from[fromBase + first * size]
+                // nothing to copy: the part's rounds read the input at from[fromBase + first * size] (the
+                // first part's too where the step can: InterNodeStep#run copies where it cannot)
             } else if (!inDst) {
                 src.copyIn(soloRing, at, t, first, n);
             } else if (!sameMemory) {
@@ -316,7 +319,11 @@ final class TiledAlgorithm {
             }
             if (part == 0) {
                 st.reset();
-                e.interNode(kind, wb, at, n, t, op, root, desc, false);
+                if (inPlace) {
+                    e.interNodeFrom(kind, from, fromBase + first * size, wb, at, n, t, op, root, desc);
+                } else {
+                    e.interNode(kind, wb, at, n, t, op, root, desc, false);
+                }
                 if (!st.ok()) {
                     throw st.toException();
                 }

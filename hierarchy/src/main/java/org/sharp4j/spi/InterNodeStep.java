@@ -59,6 +59,38 @@ public interface InterNodeStep extends AutoCloseable {
     }
 
     /**
+     * {@link #mergedAllreduceBytes} for a reduce: the longest reduce of {@code callBytes} bytes this
+     * step runs in one blocking call with its argument check merged into the data rounds, or 0 (the
+     * default). Depends only on {@code callBytes} and job-wide settings.
+     */
+    default long mergedReduceBytes(long callBytes) {
+        return 0;
+    }
+
+    /**
+     * A call's first part or a whole call ({@code more = false} of the part methods; a barrier
+     * ignores the data), blocking, with this node's data read from {@code src[srcOff, srcOff +
+     * count*size)} and the result in {@code buf}; {@code src} is only read. It saves the caller the
+     * copy of its input into its output where the step can read it in place (issue 12 item 5). The
+     * default copies and runs the part method.
+     */
+    default void run(Collective c, ByteBuffer src, int srcOff, ByteBuffer buf, int off, int count, DataType type, Op op,
+            int rootNode, long desc, CallStatus status) {
+        if (c == Collective.BARRIER) {
+            barrier(desc, status);
+            return;
+        }
+        if (src != buf || srcOff != off) {
+            buf.put(off, src, srcOff, count * type.size); // absolute bulk put: no allocation
+        }
+        if (c == Collective.REDUCE) {
+            reduce(buf, off, count, type, op, rootNode, desc, status, false);
+        } else {
+            allreduce(buf, off, count, type, op, desc, status, false);
+        }
+    }
+
+    /**
      * Parts of a long call this step can keep in flight at once through {@link #post} (issue 12 item
      * 4): the engine posts a later part and goes on reducing the next chunks on its node while the
      * part travels between nodes. 0 (the default): {@link #post} runs the part to completion before

@@ -20,19 +20,56 @@ import org.sharp4j.shm.Waiter;
  * <h2>Two kinds of round</h2>
  * <ul>
  *   <li><b>Spine rounds</b> (tag kind {@link #KIND_SPINE}) carry a 48-byte header in front of a
- *   payload of at most {@link #fragBytes()}: the caller's call descriptor and {@link CallStatus},
+ *   payload of at most {@link #spineBytes()}: the caller's call descriptor and {@link CallStatus},
  *   merged group by group, so that the header is allreduced along the recursive k-nomial pattern of
  *   the <em>spine radix</em> (a job-wide constant). Receives are posted with the full slot size,
  *   so a peer that disagrees on the call (another count, type, collective, algorithm) can never
  *   truncate or overrun anything: its message is one message matched by one receive, its header
  *   says what it called, and a node whose merged status is not ok sends headers only and combines
  *   nothing. Every node runs the same spine rounds whatever it was called with, so a mismatch
- *   ends in the same status on every node instead of a hang.</li>
+ *   ends in the same status on every node instead of a hang. A payload longer than
+ *   {@link #splitBytes()} travels <em>split</em> (see below).</li>
  *   <li><b>Data rounds</b> (tag kind {@link #KIND_DATA}) move raw payload with no header, in
  *   fragments of {@link #fragBytes()}, two fragments in flight per peer (scratch slots 0 and 1),
  *   straight from and (for copies) straight into the caller's buffer. They run only after a spine
  *   that ended ok, i.e. when every node agreed on the call, so sizes match exactly.</li>
  * </ul>
+ *
+ * <h2>Split spine messages</h2>
+ * A spine message is one contiguous message, so its payload is staged behind the header: a copy
+ * of the payload per send (a 512 KiB copy took 13 us here, hot in the cache: as long as the round
+ * trip the merging saves). Above {@link #splitBytes()}, the header goes alone (its length field
+ * {@code H_LEN} with {@link #SPLIT} set) and the payload as a second message straight from the
+ * caller's memory, tagged with fragment 1 of the round (the header has fragment 0: the two may
+ * travel on different sockets, so they are told apart by tag, not by order). Who may expect what:
+ * <ul>
+ *   <li>a receiver whose status is ok and that expects a payload longer than {@link #splitBytes()}
+ *       from a position posts the payload's receive (the rest of that position's slot) with the
+ *       header's, before any send: it lands where a whole message's payload would;</li>
+ *   <li>the header says what came: a split payload of that length (awaited), or a payload inside
+ *       the header's message, or none (the sender's status was not ok, or it disagrees on the
+ *       call): then the payload receive that will never match is cancelled;</li>
+ *   <li>a receiver that posted no payload receive (its status was not ok, or it expected less)
+ *       and reads {@link #SPLIT} in a header receives the payload all the same, into that slot,
+ *       and drops it: no message of the call is left behind, whatever the nodes called.</li>
+ * </ul>
+ * The payload is at most {@link #spineBytes()} on every node (it is merged only up to it), so it
+ * fits the slot whatever the receiver expected. In a round that folds with one other member and
+ * reads this node's data from a {@link #source} that shares no memory with the buffer, the
+ * expected payload is received into the buffer, where the fold's result goes, and folded there
+ * ({@code u = own op u} at position 0, {@code u op own} at 1: the bracket of
+ * {@link #combineOrdered}), as {@link PostedRounds} does and for its reason (UCX copies every
+ * byte it receives out of its own buffer: into the scratch, the fold read those lines back and
+ * wrote the result's; into the result, it reads lines just written and writes them once); that
+ * receive takes exactly the expected length, so a longer payload from a node that disagrees is
+ * truncated and is a mismatch, and the buffer's content is then undefined, as after any failed call.
+ *
+ * <h2>Own data read where it lies</h2>
+ * {@link #source} names memory holding this node's data for a call run on spine rounds (the
+ * merged forms): the first round that reads this node's data sends it from there and folds it
+ * from there as its own operand ({@link #combineOrdered}'s {@code own}), writing the result to the
+ * buffer; later rounds read the buffer, as without a source. The same operations on the same
+ * operands, so the same bits, without the caller's copy of its input into its output.
  *
  * <h2>Tags (48 bits)</h2>
  * <pre>
@@ -98,6 +135,10 @@ public final class Exchange implements RoundSink {
     public static final int MAX_ROUND = 63;
 
     static final int TRUNCATED = -2;
+    /** In a header's {@code H_LEN}: the payload follows as a message of its own (class comment, "Split spine messages"). */
+    static final int SPLIT = 1 << 31;
+    /** The fragment number of a split payload's tag (its header has 0). */
+    static final int SPLIT_FRAG = 1;
 
     /** The tag of a message: see the class comment. */
     public static long tag(int kind, long seq, int round, int frag) {
@@ -110,6 +151,10 @@ public final class Exchange implements RoundSink {
     private final int myRank;
     private final int frag;
     private final int slot;
+    private final int split;
+    /** This node's data for the next round that reads it ({@link #source}), or null: the buffer. */
+    private ByteBuffer src;
+    private int srcOff;
     private final int maxPeers;
     /** Per peer slot of a group, two slots of {@link #slot} bytes: receive fragments / spine receive + staged send. */
     private final ByteBuffer scratch;
@@ -137,14 +182,39 @@ public final class Exchange implements RoundSink {
     private final int[] sreq = new int[2 * MAX_RADIX];
     private final int[] rreq = new int[2 * MAX_RADIX];
     private final int[] rbytes = new int[MAX_RADIX];
+    /** Whether this round's one split payload receive goes into the buffer (see "Split spine messages"). */
+    private boolean directIn;
+    /** Whether the source and the buffer share memory. */
+    private final Extents extents = new Extents();
+    /** A spine round's split payload requests by position index (-1: none). */
+    private final int[] psreq = new int[MAX_RADIX];
+    private final int[] prreq = new int[MAX_RADIX];
 
     /**
      * @param fragBytes payload bytes per fragment, a multiple of 8 (the largest spine payload and
      *        the unit of pipelining); the scratch is {@code 2 * (HDR + fragBytes)} per peer of a group
      */
     public Exchange(Transport tr, Waiter waiter, int maxRadix, int fragBytes) {
+        this(tr, waiter, maxRadix, fragBytes, fragBytes, fragBytes);
+    }
+
+    /**
+     * @param fragBytes  payload bytes per fragment of the data rounds, a multiple of 8 (the unit of pipelining)
+     * @param spineBytes the largest spine payload, a multiple of 8, at least {@code fragBytes}; the
+     *                   scratch is {@code 2 * (HDR + spineBytes)} per peer of a group. Every node
+     *                   must pass the same sizes.
+     * @param splitBytes spine payloads longer than this travel split (class comment)
+     */
+    public Exchange(Transport tr, Waiter waiter, int maxRadix, int fragBytes, int spineBytes, int splitBytes) {
         if (fragBytes < 64 || fragBytes % 8 != 0) {
             throw new IllegalArgumentException("fragment bytes must be a multiple of 8 and >= 64: " + fragBytes);
+        }
+        if (spineBytes < fragBytes || spineBytes % 8 != 0) {
+            throw new IllegalArgumentException("spine bytes must be a multiple of 8 and >= the fragment (" + fragBytes + "): "
+                    + spineBytes);
+        }
+        if (splitBytes < 1) {
+            throw new IllegalArgumentException("split bytes must be positive: " + splitBytes);
         }
         this.tr = tr;
         this.waiter = waiter;
@@ -155,7 +225,8 @@ public final class Exchange implements RoundSink {
         }
         this.myRank = globalRank[tr.peer()];
         this.frag = fragBytes;
-        this.slot = HDR + fragBytes;
+        this.slot = HDR + spineBytes;
+        this.split = splitBytes;
         this.maxPeers = Math.max(1, Math.min(Math.min(maxRadix, MAX_RADIX), n) - 1);
         this.scratch = ByteBuffer.allocateDirect(2 * maxPeers * slot).order(ByteOrder.nativeOrder());
         this.state = ByteBuffer.allocateDirect(HDR).order(ByteOrder.nativeOrder());
@@ -163,6 +234,26 @@ public final class Exchange implements RoundSink {
 
     public int fragBytes() {
         return frag;
+    }
+
+    /** The largest payload of a spine round (at least {@link #fragBytes()}): what the merged forms take. */
+    public int spineBytes() {
+        return slot - HDR;
+    }
+
+    /** Spine payloads longer than this travel split ("Split spine messages" in the class comment). */
+    public int splitBytes() {
+        return split;
+    }
+
+    /**
+     * This node's data of the next call run on spine rounds lies at {@code src[srcOff, ...)}, laid
+     * out as the buffer the call is given ("Own data read where it lies"); {@code null}: in the
+     * buffer. Cleared by the first round that reads it and by {@link #begin}.
+     */
+    public void source(ByteBuffer src, int srcOff) {
+        this.src = src;
+        this.srcOff = srcOff;
     }
 
     /** Global rank of node {@code p}'s leader. */
@@ -185,6 +276,7 @@ public final class Exchange implements RoundSink {
 
     /** Starts a call: this node's header holds {@code desc} and the status it arrived with. */
     public void begin(long seq, long desc, CallStatus in) {
+        this.src = null;
         this.seq = seq;
         this.myDesc = desc;
         state.putLong(H_DESC, desc);
@@ -317,19 +409,48 @@ public final class Exchange implements RoundSink {
     // ---------------------------------------------------------------- spine rounds
 
     /**
-     * One spine round of the current group: every receive is a header plus at most a fragment,
-     * every send this node's header plus (while its status is ok) the elements named by
-     * {@link #sendTo}. Then either {@code take} (fold-out at an extra: adopt the one sender's
-     * header, copy its payload if ok) or merge the headers of all g positions and, if still ok,
-     * combine the received payloads into the receive region in position order.
+     * One spine round of the current group: every receive is a header plus at most
+     * {@link #spineBytes()}, every send this node's header plus (while its status is ok) the
+     * elements named by {@link #sendTo}, split above {@link #splitBytes()}. Then either
+     * {@code take} (fold-out at an extra: adopt the one sender's header, copy its payload if ok)
+     * or merge the headers of all g positions and, if still ok, combine the received payloads into
+     * the receive region in position order.
      */
     public void spineRound(int round, ByteBuffer u, int uOff, DataType t, Op op, boolean take) {
         final long tg = tag(spineKind, seq, round, 0);
+        final long tp = tag(spineKind, seq, round, SPLIT_FRAG);
         final int size = t == null ? 0 : t.size;
         final boolean okNow = ok();
+        // Own data: the source for the first round that reads it (sends it, or folds it), else the buffer.
+        boolean reads = false;
+        if (okNow && src != null) {
+            for (int pos = 0; pos < g; pos++) {
+                if (pos != mp && (sendTo[pos] && sLen[pos] > 0 || recvFrom[pos] && rLen[pos] > 0)) {
+                    reads = true;
+                }
+            }
+        }
+        final ByteBuffer own = reads ? src : u;
+        final int ownOff = reads ? srcOff : uOff;
+        if (reads) {
+            src = null;
+        }
+        // One peer's split payload straight into the result (see "Split spine messages"): this round
+        // folds with one other member and reads this node's data from a source apart from the buffer.
+        final boolean direct = reads && g == 2 && !take && extents.disjoint(own, u);
         for (int pos = 0; pos < g; pos++) {
             if (pos != mp && recvFrom[pos]) {
-                rreq[pi(pos)] = tr.recv(peer[pos], tg, scratch, slotOff(pi(pos), 0), slot);
+                final int pi = pi(pos);
+                rreq[pi] = tr.recv(peer[pos], tg, scratch, slotOff(pi, 0), slot);
+                // the payload's receive where a split payload is expected (see "Split spine messages")
+                if (okNow && (long) rLen[pos] * size > split) {
+                    prreq[pi] = direct ? tr.recv(peer[pos], tp, u, uOff + rOff[pos] * size, rLen[pos] * size)
+                            : tr.recv(peer[pos], tp, scratch, slotOff(pi, 0) + HDR, slot - HDR);
+                    directIn = direct;
+                } else {
+                    prreq[pi] = -1;
+                    directIn = false;
+                }
             }
         }
         int stagedAt = -1;
@@ -339,35 +460,43 @@ public final class Exchange implements RoundSink {
             if (pos == mp || !sendTo[pos]) {
                 continue;
             }
-            int plen = okNow ? sLen[pos] : 0;
+            final int pi = pi(pos);
+            final int plen = okNow ? sLen[pos] : 0;
+            final int bytes = plen * size;
+            final boolean splits = bytes > split;
             int at;
             if (stagedAt >= 0 && stagedOff == sOff[pos] && stagedLen == plen) {
                 at = stagedAt;
             } else {
-                at = slotOff(pi(pos), 1);
+                at = slotOff(pi, 1);
                 scratch.put(at, state, 0, HDR);
-                scratch.putInt(at + H_LEN, plen * size);
-                if (plen > 0) {
-                    scratch.put(at + HDR, u, uOff + sOff[pos] * size, plen * size);
+                scratch.putInt(at + H_LEN, splits ? bytes | SPLIT : bytes);
+                if (plen > 0 && !splits) {
+                    scratch.put(at + HDR, own, ownOff + sOff[pos] * size, bytes);
                 }
                 stagedAt = at;
                 stagedOff = sOff[pos];
                 stagedLen = plen;
             }
-            sreq[pi(pos)] = tr.send(peer[pos], tg, scratch, at, HDR + plen * size);
+            sreq[pi] = tr.send(peer[pos], tg, scratch, at, splits ? HDR : HDR + bytes);
+            psreq[pi] = splits ? tr.send(peer[pos], tp, own, ownOff + sOff[pos] * size, bytes) : -1;
         }
         int any = -1;
         for (int pos = 0; pos < g; pos++) {
             if (pos != mp && recvFrom[pos]) {
-                int b = await(rreq[pi(pos)], peer[pos]);
-                rbytes[pi(pos)] = b;
+                final int pi = pi(pos);
+                int b = await(rreq[pi], peer[pos]);
                 sanitize(pos, b);
+                rbytes[pi] = payload(pos, b, tp);
                 any = pos;
             }
         }
         for (int pos = 0; pos < g; pos++) {
             if (pos != mp && sendTo[pos]) {
                 await(sreq[pi(pos)], peer[pos]);
+                if (psreq[pi(pos)] >= 0) {
+                    await(psreq[pi(pos)], peer[pos]);
+                }
             }
         }
         if (any < 0) {
@@ -393,12 +522,50 @@ public final class Exchange implements RoundSink {
                     wrongLength(pos); // cannot happen between nodes that agree on the call
                 }
             }
-            if (ok()) {
-                combineOrdered(u, uOff + rOff[any] * size, len, t, op, 0, HDR);
+            if (ok() && directIn) { // the peer's payload is in u already: u = own op u at position 0, u op own at 1
+                final int at = uOff + rOff[any] * size;
+                final int ownAt = ownOff + rOff[any] * size;
+                if (mp == 0) {
+                    Reductions.combine(t, op, u, at, own, ownAt, u, at, len);
+                } else {
+                    Reductions.combine(t, op, u, at, own, ownAt, len);
+                }
+            } else if (ok()) {
+                combineOrdered(u, uOff + rOff[any] * size, own, ownOff + rOff[any] * size, len, t, op, g, mp, scratch, slot, 0, HDR);
             }
         }
     }
 
+    /**
+     * The bytes a position's spine message brought, header included, once its header arrived
+     * ({@code bytes}, sanitized): a split payload is awaited (or, if this node posted no receive
+     * for it, received into the slot all the same), and a payload receive that the header says
+     * will not be matched is cancelled; so every message of the round is matched before it ends.
+     */
+    private int payload(int pos, int bytes, long tp) {
+        final int pi = pi(pos);
+        final int at = slotOff(pi, 0);
+        final int hl = bytes >= HDR ? scratch.getInt(at + H_LEN) : 0;
+        int posted = prreq[pi];
+        prreq[pi] = -1;
+        if (bytes != HDR || (hl & SPLIT) == 0 || scratch.getInt(at + H_MAGIC) != MAGIC) {
+            if (posted >= 0) {
+                tr.cancel(posted); // the header brought the payload, or none: nothing will match it
+            }
+            return bytes;
+        }
+        final int want = hl & ~SPLIT;
+        if (want > slot - HDR) { // every node merges at most its slot: a peer that announces more runs other code
+            throw new Sharp4jException("inter-node protocol error: rank " + globalRank[peer[pos]] + " announced a spine payload of "
+                    + want + " bytes, more than the " + (slot - HDR) + " of a slot, to rank " + myRank);
+        }
+        if (posted < 0) { // not expected here: take it all the same (a call this node disagrees on, or a status not ok)
+            directIn = false;
+            posted = tr.recv(peer[pos], tp, scratch, at + HDR, slot - HDR);
+        }
+        int got = await(posted, peer[pos]);
+        return got == TRUNCATED ? TRUNCATED : HDR + got;
+    }
     /** A message that is not a header of this call (truncated, foreign) becomes a mismatch header from its sender. */
     private void sanitize(int pos, int bytes) {
         int at = slotOff(pi(pos), 0);

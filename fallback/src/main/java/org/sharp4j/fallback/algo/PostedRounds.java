@@ -38,7 +38,7 @@ import org.sharp4j.fallback.transport.Transport;
  * netns rig (2 hosts x 1 rank, alternating runs, 3 rounds, TCP): Allreduce 0.87-0.99x the time of
  * the scratch path at 512 KiB-16 MiB (one 2 MiB row 0.68), Reduce 0.83-0.97x. The source and the buffer must not share
  * memory, or the receive would overwrite what this node still sends and folds: checked by their
- * extents ({@link #disjoint}), not just by identity.
+ * extents ({@link Extents#disjoint}), not just by identity.
  *
  * <p>One instance per part in flight, its own scratch ({@code 2 (k-1) fragBytes}) and request
  * handles; nothing is allocated per part. Single-threaded: the node leader's thread. A failure
@@ -68,11 +68,8 @@ public final class PostedRounds {
     private boolean done = true;
     /** Whether this part's source (if any) shares no memory with its buffer: see {@link #direct}. */
     private boolean separate;
-    /** The last buffers asked about by {@link #disjoint} and their native addresses (0: heap). */
-    private ByteBuffer lastX;
-    private ByteBuffer lastU;
-    private long lastXAddr;
-    private long lastUAddr;
+    /** Whether a source and the buffer share memory (the last pair's addresses kept). */
+    private final Extents extents = new Extents();
 
     /**
      * @param maxPeers the most other members of a group (radix - 1)
@@ -100,7 +97,7 @@ public final class PostedRounds {
         this.r = 0;
         this.inRound = false;
         this.done = sch.rounds == 0;
-        this.separate = sch.x != null && sch.x != sch.u && disjoint(sch.x, sch.u);
+        this.separate = sch.x != null && sch.x != sch.u && extents.disjoint(sch.x, sch.u);
     }
 
     /**
@@ -110,37 +107,6 @@ public final class PostedRounds {
      */
     private boolean direct(int i) {
         return separate && sch.combine[i] && sch.g[i] == 2 && sch.fromSource(i);
-    }
-
-    /**
-     * Whether {@code x} and {@code u} share no byte: direct buffers by their native extents, heap
-     * buffers by their arrays and ranges, a heap and a direct buffer never. The addresses of the
-     * last pair are kept (a part reuses its call's buffers), so a call pays at most one lookup each.
-     */
-    private boolean disjoint(ByteBuffer x, ByteBuffer u) {
-        if (x.isDirect() != u.isDirect()) {
-            return true;
-        }
-        if (!x.isDirect()) {
-            if (!x.hasArray() || !u.hasArray()) {
-                return false; // read-only heap buffers: cannot tell, take the scratch
-            }
-            if (x.array() != u.array()) {
-                return true;
-            }
-            int xa = x.arrayOffset();
-            int ua = u.arrayOffset();
-            return xa + x.capacity() <= ua || ua + u.capacity() <= xa;
-        }
-        if (x != lastX) {
-            lastX = x;
-            lastXAddr = com.sun.jna.Pointer.nativeValue(com.sun.jna.Native.getDirectBufferPointer(x));
-        }
-        if (u != lastU) {
-            lastU = u;
-            lastUAddr = com.sun.jna.Pointer.nativeValue(com.sun.jna.Native.getDirectBufferPointer(u));
-        }
-        return lastXAddr + x.capacity() <= lastUAddr || lastUAddr + u.capacity() <= lastXAddr;
     }
 
     /** Whether every round completed. */

@@ -86,6 +86,14 @@ public interface Transport extends AutoCloseable {
     /** Cancels every pending request (after an error), so buffers can be reused or freed. */
     void cancelAll();
 
+    /**
+     * Cancels one receive that no message will match (the host path's split spine payload that a
+     * header said is not coming) and frees its handle; returns once the transport let go of its
+     * buffer. A message that matched it meanwhile is dropped. Slow path: only a call the nodes
+     * disagree on, or one that failed elsewhere, gets here.
+     */
+    void cancel(int request);
+
     @Override
     void close();
 

@@ -1009,6 +1009,49 @@ public final class UcxTransport implements Transport {
         throw failure(peer, true, status, null);
     }
 
+    /**
+     * {@inheritDoc} A receive posted through jucx is cancelled ({@code ucp_request_cancel}: a
+     * receive not matched yet completes at once, cancelled); one posted through {@link UcpTagRecv}
+     * found its message already there, so it is left to complete. Either way this drives the worker
+     * until UCX is done with the buffer, failing as {@link #test} would if the peer fails meanwhile.
+     */
+    @Override
+    public void cancel(int request) {
+        final int peer = reqPeer[request];
+        UcpRequest r = reqs[request];
+        if (r != null) {
+            if (!r.isCompleted()) {
+                try {
+                    worker.cancelRequest(r);
+                } catch (UcxException ignored) {
+                    // completed meanwhile
+                }
+            }
+            while (!r.isCompleted()) {
+                progress();
+                if (peer >= 0 && failStatus[peer] != 0) {
+                    throw peerFailure(peer);
+                }
+            }
+            reqs[request] = null;
+        } else if (done[request]) {
+            done[request] = false;
+        } else if (nreq[request] != 0) {
+            long x = nreq[request];
+            while (UcpTagRecv.status(x) == UcpTagRecv.INPROGRESS) { // a matched message, in transfer
+                progress();
+                if (peer >= 0 && failStatus[peer] != 0) {
+                    throw peerFailure(peer);
+                }
+            }
+            UcpTagRecv.free(x);
+            nreq[request] = 0;
+        } else {
+            throw new IllegalStateException("UCX transport: request " + request + " is not pending");
+        }
+        free[freeTop++] = request;
+    }
+
     @Override
     public long sendCount() {
         return sends;
