@@ -259,6 +259,32 @@ class PipelinedInterNodeTest {
         });
     }
 
+    /**
+     * 2 nodes x 1 rank over UCX, Reduces that disagree on the count around the merged reduce's
+     * split payload ({@code Exchange}'s "Split spine messages", {@code HostStep}'s "Merged reduce";
+     * 4 KiB slots, the spine's slot 512 KiB): the root expects a payload (its receive posted, into its
+     * output) that the other node, above the slot, does not send (a line on the spine instead: the
+     * receive is cancelled through UCX); the other node sends one the root, above the slot, does not
+     * expect (received and dropped); both split with the other node's longer (the root's receive
+     * truncates) or shorter. Every rank throws the mismatch, and the next calls are exact.
+     */
+    @ParameterizedTest(name = "root {0} doubles, the other node {1}")
+    @CsvSource({"30000, 70000", "70000, 30000", "30000, 40000", "40000, 30000"})
+    void aMergedReduceThatDisagreesOnTheCountFailsOnBothNodes(int rootCount, int otherCount) {
+        ThreadRanks.run(2, cfg(2, 4, null).withTimeoutNanos(15_000_000_000L), comm -> {
+            int count = comm.rank() == 0 ? rootCount : otherCount;
+            java.nio.ByteBuffer in = java.nio.ByteBuffer.allocateDirect(count * 8).order(java.nio.ByteOrder.nativeOrder());
+            java.nio.ByteBuffer out = java.nio.ByteBuffer.allocateDirect(count * 8).order(java.nio.ByteOrder.nativeOrder());
+            ArgumentMismatchException e = assertThrows(ArgumentMismatchException.class,
+                    () -> comm.reduce(in, 0, out, 0, count, DataType.DOUBLE, Op.SUM, 0));
+            assertTrue(e.getMessage().contains("reduce"), e.getMessage());
+            CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.DOUBLE, Op.SUM, 30000, 0, 44, Api.BUFFERS);
+            CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.DOUBLE, Op.SUM, 70000, 1, 45, Api.BUFFERS);
+            CollectiveCorrectnessTest.check(comm, Collective.ALLREDUCE, DataType.DOUBLE, Op.SUM, 40000, 0, 46, Api.BUFFERS);
+            comm.barrier();
+        });
+    }
+
     @Test
     void theUnitSizeIsCheckedAndJobWide() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,

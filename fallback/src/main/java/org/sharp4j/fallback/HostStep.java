@@ -89,9 +89,9 @@ import org.sharp4j.tuning.CompiledTable;
  * child sends at once: between 3 rig hosts a 128-256 KiB Reduce took 1.2-1.6x the time of a line
  * on the spine followed by the tree, so there a reduce merges up to a fragment only, as before.
  * Measured between 2 rig hosts (1 rank each, built-in rules, alternating with the build before,
- * P50): 64 KiB 0.92x, 128 KiB 0.93-0.96x, 256 KiB 0.92-1.01x, 512 KiB 0.99-1.01x the time of the
+ * P50): 64 KiB 0.91-0.95x, 128 KiB 0.93-0.99x, 256 KiB 0.92-1.02x, 512 KiB 0.99-1.01x the time of the
  * line and a part; against the same run's Open MPI C, 0.79-0.84x, 0.91-0.94x, 0.96-1.01x and
- * 1.09-1.10x.
+ * 1.06-1.10x.
  *
  * <h2>Parts in flight</h2>
  * A later part may also be <em>posted</em> ({@link #post}): its data rounds are recorded into a

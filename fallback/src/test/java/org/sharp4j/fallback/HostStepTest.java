@@ -407,15 +407,20 @@ class HostStepTest {
     /**
      * The root of a 2-node merged reduce with a separate source receives the other node's split
      * payload straight into its buffer, a receive of exactly the length it expects: a node that
-     * sends a longer payload (its receive truncates) or a shorter one is a mismatch on both nodes,
+     * sends a longer payload (its receive truncates, reported by the receive's wait or, with the
+     * payload already there, by its post as UCX may) or a shorter one is a mismatch on both nodes,
      * nothing is left behind and the next call is exact. Both orders of the two lengths.
      */
     @Test
     void aSplitPayloadOfAnotherLengthThanTheBufferExpectsIsAMismatch() {
         final int frag = 512;
-        for (int other : new int[] {400, 200}) {
+        for (int c = 0; c < 4; c++) {
+            final int other = c % 2 == 0 ? 400 : 200;
+            final boolean atPost = c >= 2; // the truncation reported by the receive's post (the payload there first)
             MemTransport.Mesh mesh = MemTransport.Mesh.of(2);
+            mesh.end(0).truncationAtPost = atPost;
             String[] msg = new String[2];
+            CountDownLatch sent = new CountDownLatch(1);
             Team.runOk(2, 60_000, node -> {
                 try (HostStep step = new HostStep(mesh.end(node), Team.table("allreduce,reduce:0-inf:knomial:radix=2", 2),
                         Team.waiter(LONG_TIMEOUT, null, node), "t", frag, HostStep.DEFAULT_PARTS, 4096)) {
@@ -424,6 +429,16 @@ class HostStepTest {
                     Inputs.fill(src, 0, DataType.DOUBLE, Op.SUM, 3, node, count);
                     ByteBuffer out = buf(count * 8);
                     CallStatus st = new CallStatus();
+                    if (atPost && node == 0) {
+                        assertTrue(sent.await(10, java.util.concurrent.TimeUnit.SECONDS)); // node 1's messages are there
+                    }
+                    if (node == 1) {
+                        mesh.end(1).onSend = tag -> {
+                            if ((tag & 0x3FFF) == 1) { // fragment 1 of a spine round: a split payload
+                                sent.countDown();
+                            }
+                        };
+                    }
                     step.run(Collective.REDUCE, src, 0, out, 0, count, DataType.DOUBLE, Op.SUM, 0, red(DataType.DOUBLE, Op.SUM, count, 0), st);
                     assertFalse(st.ok(), other + " doubles against 300: node " + node + " missed the mismatch");
                     msg[node] = st.toException().getMessage();

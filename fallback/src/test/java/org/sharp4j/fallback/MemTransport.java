@@ -265,6 +265,10 @@ final class MemTransport implements Transport {
                 mesh.append(mesh.unexpHead, mesh.unexpTail, p, me * POOL + h);
             }
         }
+        java.util.function.LongConsumer hook = onSend; // after the message is matched or queued
+        if (hook != null) {
+            hook.accept(tg);
+        }
         return h;
     }
 
@@ -298,8 +302,22 @@ final class MemTransport implements Transport {
                 mesh.append(mesh.recvHead, mesh.recvTail, me, me * POOL + h);
             }
         }
+        if (truncationAtPost && (int) INTS.getVolatile(state, h) == TRUNC) {
+            int r = result[h];
+            release(h);
+            throw new TruncatedException(p, "message of " + r + " bytes from node " + p + " into a receive of " + l + " (at its post)");
+        }
         return h;
     }
+
+    /**
+     * Reports a receive truncated by a message that was already there from {@link #recv} itself, as
+     * UCX does for a message received at once ({@code UcxTransport}'s probe path), not from {@link #test}.
+     */
+    boolean truncationAtPost;
+
+    /** Called with each send's tag as it is posted (a test's hook), or null. */
+    volatile java.util.function.LongConsumer onSend;
 
     /** Copies a matched message (under the lock) and completes both requests. */
     private static void deliver(MemTransport s, int sh, MemTransport r, int rh) {
