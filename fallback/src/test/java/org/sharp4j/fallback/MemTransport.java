@@ -302,19 +302,8 @@ final class MemTransport implements Transport {
                 mesh.append(mesh.recvHead, mesh.recvTail, me, me * POOL + h);
             }
         }
-        if (truncationAtPost && (int) INTS.getVolatile(state, h) == TRUNC) {
-            int r = result[h];
-            release(h);
-            throw new TruncatedException(p, "message of " + r + " bytes from node " + p + " into a receive of " + l + " (at its post)");
-        }
         return h;
     }
-
-    /**
-     * Reports a receive truncated by a message that was already there from {@link #recv} itself, as
-     * UCX does for a message received at once ({@code UcxTransport}'s probe path), not from {@link #test}.
-     */
-    boolean truncationAtPost;
 
     /** Called with each send's tag as it is posted (a test's hook), or null. */
     volatile java.util.function.LongConsumer onSend;
@@ -421,12 +410,8 @@ final class MemTransport implements Transport {
         if ((int) INTS.getVolatile(state, h) == FREE) {
             throw new IllegalStateException("cancel of a free request " + h);
         }
-        cancels++;
         release(h);
     }
-
-    /** Receives cancelled one by one ({@link #cancel}). */
-    int cancels;
 
     /** Requests not yet reported complete (leak check). */
     int inUse() {

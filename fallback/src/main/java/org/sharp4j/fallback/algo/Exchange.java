@@ -137,8 +137,6 @@ public final class Exchange implements RoundSink {
     static final int TRUNCATED = -2;
     /** In a header's {@code H_LEN}: the payload follows as a message of its own (class comment, "Split spine messages"). */
     static final int SPLIT = 1 << 31;
-    /** A split payload's receive that consumed a longer message at once ({@link #recvExact}): no request. */
-    private static final int CONSUMED_LONGER = -3;
     /** The fragment number of a split payload's tag (its header has 0). */
     static final int SPLIT_FRAG = 1;
 
@@ -446,7 +444,7 @@ public final class Exchange implements RoundSink {
                 rreq[pi] = tr.recv(peer[pos], tg, scratch, slotOff(pi, 0), slot);
                 // the payload's receive where a split payload is expected (see "Split spine messages")
                 if (okNow && (long) rLen[pos] * size > split) {
-                    prreq[pi] = direct ? recvExact(peer[pos], tp, u, uOff + rOff[pos] * size, rLen[pos] * size)
+                    prreq[pi] = direct ? tr.recv(peer[pos], tp, u, uOff + rOff[pos] * size, rLen[pos] * size)
                             : tr.recv(peer[pos], tp, scratch, slotOff(pi, 0) + HDR, slot - HDR);
                     directIn = direct;
                 } else {
@@ -539,20 +537,6 @@ public final class Exchange implements RoundSink {
     }
 
     /**
-     * A split payload's receive of exactly {@code len} bytes into the buffer: a longer payload that
-     * is already there (a node that disagrees on the call) is consumed truncated at once, which a
-     * transport may report here rather than from {@code test}; that is {@link #CONSUMED_LONGER},
-     * the mismatch {@link #payload} reports.
-     */
-    private int recvExact(int p, long tp, ByteBuffer u, int at, int len) {
-        try {
-            return tr.recv(p, tp, u, at, len);
-        } catch (Transport.TruncatedException e) {
-            return CONSUMED_LONGER;
-        }
-    }
-
-    /**
      * The bytes a position's spine message brought, header included, once its header arrived
      * ({@code bytes}, sanitized): a split payload is awaited (or, if this node posted no receive
      * for it, received into the slot all the same), and a payload receive that the header says
@@ -564,9 +548,6 @@ public final class Exchange implements RoundSink {
         final int hl = bytes >= HDR ? scratch.getInt(at + H_LEN) : 0;
         int posted = prreq[pi];
         prreq[pi] = -1;
-        if (posted == CONSUMED_LONGER) {
-            return TRUNCATED; // a split payload longer than expected came and went: a mismatch
-        }
         if (bytes != HDR || (hl & SPLIT) == 0 || scratch.getInt(at + H_MAGIC) != MAGIC) {
             if (posted >= 0) {
                 tr.cancel(posted); // the header brought the payload, or none: nothing will match it
