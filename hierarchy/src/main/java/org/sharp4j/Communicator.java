@@ -43,11 +43,11 @@ public final class Communicator implements AutoCloseable {
             try {
                 long t0 = System.nanoTime();
                 int calls;
-                engine.waiter().heating(true); // yield to this JVM's compiler threads rather than spin against them
+                engine.heating(true); // yield to this JVM's compiler threads rather than spin against them, and more
                 try {
                     calls = heat();
                 } finally {
-                    engine.waiter().heating(false);
+                    engine.heating(false);
                 }
                 engine.heated(calls, longHeatCalls, t0);
                 bootstrap.barrier();
@@ -277,6 +277,14 @@ public final class Communicator implements AutoCloseable {
      * paths still take about 140 calls per collective between them, which profiles their branches.
      */
     static final int HEAT_CHEAP_SHIFT = 4;
+    /**
+     * Across nodes, {@link #heatLong} makes one call pair in this many on {@link Engine#manyPartsPath}
+     * (more later parts than phase 3 keeps in flight), instead of the path of its turn: about one
+     * per block, each about 800 KB; as one of the longest paths, every other of the real paths'
+     * turns, it halved the long calls the budget ran (2,250 against 4,500, 2 rig hosts).
+     */
+    static final int HEAT_MANY_PARTS_EVERY = 256;
+
     /** Rank 0 stops {@link #heatLong} after this long in calls (the JIT settles between blocks do not count). */
     static final long HEAT_LONG_BUDGET_NANOS = 1_500_000_000L;
 
@@ -333,6 +341,11 @@ public final class Communicator implements AutoCloseable {
         // sixteenth on the paths above in their turns
         long[] cheap = rankZeroSizes(new long[] {engine.cheapLongPath(Collective.ALLREDUCE), engine.cheapLongPath(Collective.REDUCE)});
         final boolean cheapTurns = cheap.length == 2 && cheap[0] != 0 && cheap[1] != 0;
+        long[] many = rankZeroSizes(new long[] {engine.manyPartsPath(Collective.ALLREDUCE), engine.manyPartsPath(Collective.REDUCE)});
+        final boolean manyTurns = many.length == 2 && many[0] != 0 && many[1] != 0;
+        if (manyTurns) {
+            maxBytes = (int) Math.max(maxBytes, Math.max(Engine.heatPathBytes(many[0]), Engine.heatPathBytes(many[1])));
+        }
         if (cheapTurns) { // five chunks and a line: longer than every path when the paths end at five chunks
             maxBytes = (int) Math.max(maxBytes, Math.max(Engine.heatPathBytes(cheap[0]), Engine.heatPathBytes(cheap[1])));
         }
@@ -368,10 +381,14 @@ public final class Communicator implements AutoCloseable {
                 // parts), each for a whole turn of the roots before the next
                 int longTurn = (j >> 1) / size;
                 long ab = onCheap ? cheap[0] : (j & 1) == 1 ? arLong[longTurn % arLong.length] : arBytes[(j >> 1) % arBytes.length];
-                heatPathCall(Collective.ALLREDUCE, ab, t, op, 0, form, ins, outs, hb);
+                // k % EVERY == 16: a call off the cheap path (k % 16 == 0), in place of a longest one (j = k / 16 odd)
+                final boolean onMany = manyTurns && k % HEAT_MANY_PARTS_EVERY == 16;
+                heatPathCall(Collective.ALLREDUCE, onMany ? many[0] : ab, t, op, 0, form, ins, outs, hb);
                 if (rdBytes.length > 0) {
                     long rb = onCheap ? cheap[1] : (j & 1) == 1 ? rdLong[longTurn % rdLong.length] : rdBytes[(j >> 1) % rdBytes.length];
-                    heatPathCall(Collective.REDUCE, rb, t, op, root, form, ins, outs, hb);
+                    // its own turn of the roots (the longest paths' turn, (j >> 1) % size, has one root at every k % 256 == 16)
+                    heatPathCall(Collective.REDUCE, onMany ? many[1] : rb, t, op, onMany ? (k / HEAT_MANY_PARTS_EVERY) % size : root, form,
+                            ins, outs, hb);
                 }
             }
             long s0 = System.nanoTime();

@@ -619,9 +619,37 @@ public final class HostStep implements RecoverableStep {
 
     @Override
     public void await(int handle) {
+        if ((++heatTick & heatMask) == 1) { // heating: one await in eight finds its part complete (see heating)
+            awaitParts(handle);
+        }
         if ((int) completed - handle > 0) {
             return;
         }
+        awaitParts(handle);
+    }
+
+    /**
+     * While the engine heats ({@link org.sharp4j.spi.InterNodeStep#heating}): the transport reports some completed
+     * sends as still in flight ({@link Transport#heating}), and one {@link #await} in eight first
+     * waits for its part, then finds it complete, as a program's awaits do when an earlier wait
+     * drove the later parts of a long call to completion. Heated in lockstep, no await found its
+     * part complete (LogCompilation: taken 4,051, not taken 0), and C2 compiled that return as a
+     * trap that the OSU port's first long calls took on the netns rig (JFR: unstable_if in
+     * {@code await}, then the tiled algorithm recompiled). One branch decides it, taken both ways
+     * in the heating and never outside. The calling thread only.
+     */
+    @Override
+    public void heating(boolean on) {
+        heatMask = on ? 7 : 0;
+        tr.heating(on);
+    }
+
+    /** {@link #heating}: 7 while heating, else 0. The calling thread only. */
+    private int heatMask;
+    private int heatTick;
+
+    /** {@link #await} past its check: waits until part {@code handle} (and every part before it) is complete. */
+    private void awaitParts(int handle) {
         usable();
         caller = Thread.currentThread();
         try {

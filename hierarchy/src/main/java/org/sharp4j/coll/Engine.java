@@ -673,6 +673,26 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         return heatPathOf((long) HEAT_CHUNKS * hc + 64, table.intraIndex(c, 2L * chunkBytes + 64), hc);
     }
 
+    /**
+     * Across nodes, in the flat tiled path (0 elsewhere): the heating's call of more later parts
+     * than phase 3 keeps in flight ({@link #interCap}) and lags behind ({@link #interLag}), at
+     * {@link #cheapLongPath}'s chunk (forced) and segment, so that the posting loop's steady state
+     * (a part retired, and one awaited for room, inside the loop) is heated too. The paths of
+     * {@link #longPathBytes} have at most {@code interLag() + 1} parts there (a part is
+     * {@link TiledAlgorithm#SOLO_CHUNKS} chunks: 1 MiB at 64 KiB chunks, and the 2 MiB path is the
+     * 512 KiB SRA's), and C2 compiled that step of {@code TiledAlgorithm.solo} as a trap that a
+     * program's first call of 4 MiB or more took (JFR on the netns rig, {@code mpiapps.Deopts}).
+     * About 800 KB: the communicator's heating takes it rarely ({@code HEAT_MANY_PARTS_EVERY}).
+     */
+    public long manyPartsPath(Collective c) {
+        if (topo.nodeCount() == 1 || interUnit <= 1 || c == Collective.BARRIER) {
+            return 0;
+        }
+        int pc = Math.min(chunkBytes, HEAT_INTER_CHUNK_BYTES);
+        long parts = Math.max(interLag(), interCap()) + 2L;
+        return heatPathOf(pc * (1 + parts * TiledAlgorithm.SOLO_CHUNKS) + 64, table.intraIndex(c, 2L * chunkBytes + 64), pc);
+    }
+
     /** The chunk of {@link #cheapLongPath}. */
     static final int HEAT_INTER_CHUNK_BYTES = 8 * 1024;
 
@@ -914,6 +934,17 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
 
     public Waiter waiter() {
         return waiter;
+    }
+
+    /**
+     * Around the heating (the calling thread): the waits spin briefly ({@link Waiter#heating}) and
+     * the inter-node step varies its timing outcomes ({@link InterNodeStep#heating}).
+     */
+    public void heating(boolean on) {
+        waiter.heating(on);
+        if (inter != null) {
+            inter.heating(on);
+        }
     }
 
     /**

@@ -157,6 +157,17 @@ public interface InterNodeStep extends AutoCloseable {
     default void await(int handle) {
     }
 
+    /**
+     * The engine's heating runs while {@code on} (the calling thread, around it): a step may then
+     * vary the outcomes that depend on timing (a message still in flight when tested, a part
+     * complete before it is awaited), so that the profile C2 compiles the step from has both ways of
+     * each such branch. Heated in lockstep, they went one way only, and C2 compiled the other as a
+     * trap that a program's first long calls took. Outside the heating nothing may change. Default:
+     * nothing to vary.
+     */
+    default void heating(boolean on) {
+    }
+
     /** Returns once every node leader called it. */
     void barrier(long desc, CallStatus status);
 

@@ -642,6 +642,12 @@ final class SharpStep implements InterNodeStep, RecoverableStep.Listener {
         host.answerQueries();
     }
 
+    /** The host path's calls (what SHARP does not take, a recovery) vary their timing in the heating as on their own. */
+    @Override
+    public void heating(boolean on) {
+        host.heating(on);
+    }
+
     @Override
     public void close() {
         if (closed) {

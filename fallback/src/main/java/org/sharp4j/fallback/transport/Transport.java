@@ -59,6 +59,15 @@ public interface Transport extends AutoCloseable {
      */
     int test(int request);
 
+    /**
+     * While {@code on} (the engine's heating, {@link org.sharp4j.spi.InterNodeStep#heating}), a
+     * transport may report some completed sends as pending to their first {@link #test}, as a
+     * slower network would: callers' branches on "still in flight" then have a profile before C2
+     * compiles them. Default: nothing.
+     */
+    default void heating(boolean on) {
+    }
+
     /** Drives the transport once without looking at a request. */
     void progress();
 

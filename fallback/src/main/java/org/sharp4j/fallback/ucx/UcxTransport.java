@@ -357,8 +357,8 @@ public final class UcxTransport implements Transport {
      * Whether there is a send worker for messages of at least {@link #SPLIT_MIN_BYTES}, the worker
      * (made on the first such send: a job of short messages never has one), its endpoints (made on
      * first use), and its bookkeeping: sends posted on it and not yet seen complete, which
-     * requests those are, whether its last progress reported events, and the idle tick. The
-     * driving thread only.
+     * requests those are (counted from the post until tested: see {@link #send}), the events its
+     * last progress reported, and the idle tick. The driving thread only.
      */
     private final boolean split;
     /** Sets the congestion control of the sockets UCX opens (null where the network is not TCP); driving thread only. */
@@ -366,8 +366,15 @@ public final class UcxTransport implements Transport {
     private UcpWorker txWorker;
     private final UcpEndpoint[] txEps;
     private int txPending;
+    /**
+     * {@link #heating}: 7 while the engine heats (then {@link #test} reports one completed send in
+     * eight, by {@code heatTick}, as in flight, once), else 0 (never). One branch decides it, taken
+     * both ways in the heating and never outside, so it leaves no trap. Driving thread only.
+     */
+    private int heatMask;
+    private int heatTick;
     private final boolean[] txCounted;
-    private boolean txBusy;
+    private int txBusy;
     private int txTick;
     /** Receives of messages already waiting in UCX (the probe found them): see {@link UcpTagRecv}. */
     private final UcpTagRecv waitingRecv;
@@ -882,7 +889,11 @@ public final class UcxTransport implements Transport {
         reqPeer[h] = peer;
         reqLen[h] = len;
         reqRecv[h] = false;
-        if (viaTx && !r.isCompleted()) {
+        // Counted until tested, even if UCX completed it at once: whether a send completes at once is
+        // timing (the socket's room), and a branch on it went one way in the engine's heating, in
+        // lockstep, so C2 compiled the other as a trap that a program's first long sends took (JFR:
+        // unstable_if here). Until tested, a completed send only keeps the send worker driven.
+        if (viaTx) {
             txCounted[h] = true;
             txPending++;
         }
@@ -970,7 +981,8 @@ public final class UcxTransport implements Transport {
             return testWaitingRecv(request);
         }
         int peer = reqPeer[request];
-        if (!r.isCompleted()) {
+        // heating (heatMask 7): one test in eight of a completed send says "in flight" (see heating); else never
+        if (!r.isCompleted() || (++heatTick & heatMask) == 1 && !reqRecv[request]) {
             if (peer >= 0 && failStatus[peer] != 0) {
                 throw peerFailure(peer);
             }
@@ -1097,13 +1109,29 @@ public final class UcxTransport implements Transport {
         return m == null ? -1 : m.getSenderTag() & (TAG_LIMIT - 1);
     }
 
+    /**
+     * Sends over TCP between lockstep ranks were always complete when tested in the heating, so C2
+     * compiled "still in flight" as a trap in the host path's rounds (JFR on the netns rig:
+     * unstable_if in {@code PostedRounds.advance} at a send's test, during a program's first
+     * long calls); a real network is slower than the heating's small calls.
+     */
+    @Override
+    public void heating(boolean on) {
+        heatMask = on ? 7 : 0;
+    }
+
     @Override
     public void progress() {
         try {
             events += worker.progress();
-            if (txWorker != null && (txPending > 0 || txBusy || (++txTick & (TX_IDLE_PROGRESS - 1)) == 0)) {
+            // one branch for the three reasons (counts are never negative; the last term is 1 on every
+            // TX_IDLE_PROGRESS-th call): which of them holds is timing, and a branch per reason went one way in
+            // the engine's heating, so C2 compiled the other as a trap (JFR: unstable_if at txBusy, during a
+            // program's first long calls between nodes)
+            final int idle = ((++txTick & (TX_IDLE_PROGRESS - 1)) - 1) >>> 31;
+            if (txWorker != null && (txPending | txBusy | idle) != 0) {
                 int n = txWorker.progress();
-                txBusy = n > 0;
+                txBusy = n;
                 events += n;
             }
         } catch (Exception e) { // an exception thrown by a callback inside UCX: we install none that throws

@@ -211,6 +211,51 @@ class UcxTransportTest {
         });
     }
 
+    /**
+     * While the engine heats ({@link Transport#heating}), one completed send test in eight says "in
+     * flight", once, so that the host path's branches on a send still in flight have a profile
+     * before C2 compiles them (between lockstep ranks the heating's sends were always complete, and
+     * a program's first long calls took those branches as traps). Every message still arrives, in
+     * order, and outside the heating no completed 8 B send is reported in flight (a real one that
+     * is may show now and then, hence at most 2 of 64).
+     */
+    @Test
+    void whileHeatingSomeCompletedSendsSayInFlightOnceAndEveryMessageArrives() {
+        runOk(2, (t, boot, barrier) -> {
+            int other = 1 - t.peer();
+            ByteBuffer buf = direct(64);
+            for (boolean heating : new boolean[] {true, false, true}) {
+                t.heating(heating);
+                barrier.await();
+                int inFlight = 0;
+                for (int i = 0; i < 64; i++) {
+                    if (t.peer() == 0) {
+                        buf.putLong(0, i);
+                        int h = t.send(other, 45, buf, 0, 8);
+                        int n = t.test(h);
+                        if (n < 0) {
+                            inFlight++;
+                            n = await(t, h);
+                        }
+                        assertEquals(8, n);
+                    } else {
+                        assertEquals(8, await(t, t.recv(other, 45, buf, 8, 8)));
+                        assertEquals(i, buf.getLong(8), "message " + i + " in order");
+                    }
+                }
+                if (t.peer() == 0) {
+                    if (heating) {
+                        assertTrue(inFlight >= 4, "heating: " + inFlight + " of 64 completed sends said in flight");
+                    } else {
+                        assertTrue(inFlight <= 2, "not heating: " + inFlight + " of 64 sends said in flight");
+                    }
+                }
+                barrier.await();
+            }
+            t.heating(false);
+        });
+    }
+
     @Test
     void messagesWithOneTagArriveInPostingOrderFromEverySource() {
         // peers 0 and 2 stream sequence-numbered messages of mixed sizes (eager and rendezvous) to
