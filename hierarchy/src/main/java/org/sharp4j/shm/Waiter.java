@@ -89,8 +89,6 @@ public final class Waiter {
      * written and read by the waiting thread only.
      */
     long parks;
-    /** Waits that reached the failure probe, counted as they end: {@link #exerciseSlowPath}'s check. The waiting thread only. */
-    private long probedWaits;
     /** The spin budget in force: the policy's, or {@link #HEATING_SPIN_NANOS} while the engine heats (see {@link #heating}). */
     private long spinNanos;
 
@@ -126,8 +124,10 @@ public final class Waiter {
     /**
      * Takes every branch of the slow paths of both waits, the flag's and the condition's (spin
      * budget spent, yield, park, activity seen and not, the failure probe, the other library's
-     * progress, the end of a probed wait), each on a private flag or condition that another thread
-     * sets after about 1 ms; local, parked, about 2 ms. Why: C2 compiles a branch it never saw
+     * progress, the end of a probed wait), each on a private flag or condition that comes true once
+     * the wait has asked the failure probe twice (every 200 us); local, parked, about 1 ms in all,
+     * and whatever the scheduler does (timed by the clock, a wait that a cold or descheduled rank
+     * reached late ended at its first poll, about once in ten unit-test runs). Why: C2 compiles a branch it never saw
      * taken as a trap, and ranks heated in lockstep never wait long, so a program's first long
      * wait (a peer that computes, a late start) threw the compiled slow path, and the collective
      * it was inlined into, back to the interpreter, and recompiled them against the program's
@@ -139,45 +139,53 @@ public final class Waiter {
      * {@code selfRank}: the rank the probe is asked about (this rank: nothing to find dead).
      */
     public void exerciseSlowPath(int selfRank) {
-        Waiter w = new Waiter(new WaitPolicy(2_000, 50_000, 50_000, policy.timeoutNanos), probe, 200_000);
-        // again (at most 3 times) if a wait ended before its probe: a rank descheduled for a millisecond
-        for (int attempt = 0; attempt < 3; attempt++) {
-            long before = w.probedWaits;
-            exerciseOnce(w, selfRank);
-            if (w.probedWaits - before == 2) {
-                return;
+        // Word 0: the flag; word 8: the failure probe's checks so far. Each wait ends once the probe was asked
+        // twice during it, whatever the scheduler does (a wait timed by the clock ended at its first poll when
+        // a cold or descheduled rank reached it late): the flag is set by a thread that watches the count, and
+        // the condition watches it itself.
+        final ByteBuffer flag = ByteBuffer.allocateDirect(64).order(java.nio.ByteOrder.nativeOrder());
+        FailureProbe counting = new FailureProbe() {
+            @Override
+            public void check(int awaitedRank, long waitedNanos, long timeoutNanos) {
+                probe.check(awaitedRank, waitedNanos, timeoutNanos);
+                Flags.release(flag, 8, Flags.acquire(flag, 8) + 1); // the waiting thread is the only writer
             }
-        }
-    }
 
-    /** One pass of {@link #exerciseSlowPath}: a flag wait, then a condition wait, each about 1 ms, on {@code w}. */
-    private static void exerciseOnce(Waiter w, int selfRank) {
-        ByteBuffer flag = ByteBuffer.allocateDirect(64).order(java.nio.ByteOrder.nativeOrder());
-        // Each wait must have begun before its 1 ms starts (word 16: the flag wait is next; word 8: the
-        // condition's first poll): a cold JVM took longer than that to get there (class loading), and
-        // the wait then ended at its first poll.
+            @Override
+            public void waitEnded() {
+                probe.waitEnded();
+            }
+
+            @Override
+            public void outsideProgress() {
+                probe.outsideProgress();
+            }
+        };
+        Waiter w = new Waiter(new WaitPolicy(2_000, 50_000, 50_000, policy.timeoutNanos), counting, 200_000);
         Thread setter = new Thread(() -> {
-            untilSet(flag, 16);
-            LockSupport.parkNanos(1_000_000);
+            while (Flags.acquire(flag, 8) < 2) {
+                LockSupport.parkNanos(10_000);
+            }
             Flags.release(flag, 0, 1);
-            untilSet(flag, 8);
-            LockSupport.parkNanos(1_000_000);
-            Flags.release(flag, 0, 2);
         }, "sharp4j-wait-exercise");
         setter.setDaemon(true);
         setter.start();
-        Flags.release(flag, 16, 1);
         w.await(flag, 0, 1, selfRank);
-        // the condition: done once the flag reaches 2; its activity moves for the first 100 us, then stands
-        // still, so the wait sees it move, then yields out its window and parks
+        try {
+            setter.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        // the condition: done once the probe was asked twice more; its activity moves for the first 100 us,
+        // then stands still, so the wait sees it move, then yields out its window and parks
+        final long checks = Flags.acquire(flag, 8) + 2;
         final long moving = System.nanoTime() + 100_000;
         w.awaitSlow(new Condition() {
             private long polls;
 
             @Override
             public boolean done() {
-                Flags.release(flag, 8, 1); // polled: the setter's 1 ms starts
-                return Flags.acquire(flag, 0) >= 2;
+                return Flags.acquire(flag, 8) >= checks;
             }
 
             @Override
@@ -185,19 +193,6 @@ public final class Waiter {
                 return System.nanoTime() < moving ? ++polls : polls;
             }
         }, selfRank);
-        try {
-            setter.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    /** {@link #exerciseSlowPath}'s setter: parks until word {@code off} is set (at most 1 s). */
-    private static void untilSet(ByteBuffer flag, int off) {
-        long giveUp = System.nanoTime() + 1_000_000_000L;
-        while (Flags.acquire(flag, off) == 0 && System.nanoTime() - giveUp < 0) {
-            LockSupport.parkNanos(10_000);
-        }
     }
 
     public WaitPolicy policy() {
@@ -281,7 +276,6 @@ public final class Waiter {
             }
         } finally {
             if (probed) {
-                probedWaits++;
                 probe.waitEnded();
             }
             if (interrupted) {
@@ -355,7 +349,6 @@ public final class Waiter {
             }
         } finally {
             if (probed) {
-                probedWaits++;
                 probe.waitEnded();
             }
             if (interrupted) {
