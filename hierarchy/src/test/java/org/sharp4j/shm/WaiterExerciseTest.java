@@ -45,9 +45,10 @@ class WaiterExerciseTest {
         long t0 = System.nanoTime();
         w.exerciseSlowPath(5);
         long took = System.nanoTime() - t0;
-        // two probed waits, each asking the probe twice (every 200 us), then ending once: check, check, ended, twice
-        assertEquals(List.of("check", "check", "ended", "check", "check", "ended"), probe.events,
-                "the flag wait, then the condition wait, each probed and ended");
+        // two probed waits, each asking the probe twice (every 200 us) and then ending: the flag wait more often if
+        // the thread that sets its flag is late, the condition wait exactly twice (it watches the count itself)
+        assertTrue(String.join(" ", probe.events).matches("check check( check)* ended check check ended"),
+                "the flag wait, then the condition wait, each probed and ended: " + probe.events);
         assertTrue(probe.outside >= 2, "the waits drove the other library (every 20 us past the spin): " + probe.outside);
         assertTrue(took < 1_000_000_000L, "the exercise took " + took / 1_000_000 + " ms");
     }
