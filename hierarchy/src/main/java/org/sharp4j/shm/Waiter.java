@@ -1,5 +1,7 @@
 package org.sharp4j.shm;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.concurrent.locks.LockSupport;
 
@@ -89,6 +91,21 @@ public final class Waiter {
      * written and read by the waiting thread only.
      */
     long parks;
+    /**
+     * Failure probes asked by this waiter's waits so far: {@link #exerciseSlowPath} ends each of its
+     * waits after two. Written by the waiting thread only (opaque), read by the exercise's setter
+     * thread (opaque: it only needs to see the count grow, in time).
+     */
+    private long probes;
+    private static final VarHandle PROBES;
+
+    static {
+        try {
+            PROBES = MethodHandles.lookup().findVarHandle(Waiter.class, "probes", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     /** The spin budget in force: the policy's, or {@link #HEATING_SPIN_NANOS} while the engine heats (see {@link #heating}). */
     private long spinNanos;
 
@@ -139,31 +156,15 @@ public final class Waiter {
      * {@code selfRank}: the rank the probe is asked about (this rank: nothing to find dead).
      */
     public void exerciseSlowPath(int selfRank) {
-        // Word 0: the flag; word 8: the failure probe's checks so far. Each wait ends once the probe was asked
-        // twice during it, whatever the scheduler does (a wait timed by the clock ended at its first poll when
-        // a cold or descheduled rank reached it late): the flag is set by a thread that watches the count, and
-        // the condition watches it itself.
+        // Each wait ends once it has asked the failure probe twice, whatever the scheduler does (a wait timed
+        // by the clock ended at its first poll when a cold or descheduled rank reached it late): the flag is
+        // set by a thread that watches the exercise waiter's count, and the condition watches it itself. The
+        // waits ask the engine's own probe: a probe of another type here would be the only one the profile of
+        // those calls has seen, and C2 compiled the real one as a class_check trap (FirstLongCallsTest).
         final ByteBuffer flag = ByteBuffer.allocateDirect(64).order(java.nio.ByteOrder.nativeOrder());
-        FailureProbe counting = new FailureProbe() {
-            @Override
-            public void check(int awaitedRank, long waitedNanos, long timeoutNanos) {
-                probe.check(awaitedRank, waitedNanos, timeoutNanos);
-                Flags.release(flag, 8, Flags.acquire(flag, 8) + 1); // the waiting thread is the only writer
-            }
-
-            @Override
-            public void waitEnded() {
-                probe.waitEnded();
-            }
-
-            @Override
-            public void outsideProgress() {
-                probe.outsideProgress();
-            }
-        };
-        Waiter w = new Waiter(new WaitPolicy(2_000, 50_000, 50_000, policy.timeoutNanos), counting, 200_000);
+        final Waiter w = new Waiter(new WaitPolicy(2_000, 50_000, 50_000, policy.timeoutNanos), probe, 200_000);
         Thread setter = new Thread(() -> {
-            while (Flags.acquire(flag, 8) < 2) {
+            while ((long) PROBES.getOpaque(w) < 2) {
                 LockSupport.parkNanos(10_000);
             }
             Flags.release(flag, 0, 1);
@@ -178,14 +179,14 @@ public final class Waiter {
         }
         // the condition: done once the probe was asked twice more; its activity moves for the first 100 us,
         // then stands still, so the wait sees it move, then yields out its window and parks
-        final long checks = Flags.acquire(flag, 8) + 2;
+        final long checks = w.probes + 2;
         final long moving = System.nanoTime() + 100_000;
         w.awaitSlow(new Condition() {
             private long polls;
 
             @Override
             public boolean done() {
-                return Flags.acquire(flag, 8) >= checks;
+                return w.probes >= checks;
             }
 
             @Override
@@ -268,6 +269,7 @@ public final class Waiter {
                     nextProbe = now + probeIntervalNanos;
                     probed = true;
                     probe.check(awaitedRank, waited, policy.timeoutNanos);
+                    PROBES.setOpaque(this, probes + 1); // for exerciseSlowPath: the waiting thread writes, its setter reads
                 }
                 if (now - nextOutside >= 0) {
                     nextOutside = now + OUTSIDE_PROGRESS_NANOS;
@@ -341,6 +343,7 @@ public final class Waiter {
                     nextProbe = now + probeIntervalNanos;
                     probed = true;
                     probe.check(awaitedRank, waited, policy.timeoutNanos);
+                    PROBES.setOpaque(this, probes + 1); // for exerciseSlowPath: the waiting thread writes, its setter reads
                 }
                 if (now - nextOutside >= 0) {
                     nextOutside = now + OUTSIDE_PROGRESS_NANOS;
