@@ -2,12 +2,6 @@ package org.sharp4j.it;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.List;
-import jdk.jfr.consumer.RecordedFrame;
-import jdk.jfr.consumer.RecordedMethod;
-import jdk.jfr.consumer.RecordingStream;
 import org.sharp4j.Communicator;
 import org.sharp4j.DataType;
 import org.sharp4j.Op;
@@ -16,7 +10,7 @@ import org.sharp4j.Sharp4j;
 /**
  * A launcher rank for {@link FirstCallsTest}: after {@code Sharp4j.init()} (which heats the paths),
  * a program's first calls in every form the heating covers, on this program's own arrays and
- * buffers, while a JFR stream records the JIT's deoptimizations. Prints {@code rank R deopt
+ * buffers, while a JFR stream records the JIT's deoptimizations ({@link DeoptRecorder}). Prints {@code rank R deopt
  * METHOD@BCI REASON ACTION} for each one in {@code org.sharp4j} code, then {@code rank R calls N}.
  *
  * <p>A deoptimization here means C2 compiled a branch of the hot path as a trap because the heating
@@ -29,38 +23,17 @@ public final class FirstCallsMain {
 
     public static void main(String[] args) throws Exception {
         int calls = Integer.parseInt(args[0]);
-        List<String> deopts = new ArrayList<>();
-        // The stream starts before init: starting JFR throws every compiled method away (make_not_entrant,
-        // LogCompilation), which after init would hide what the heating left. Counted from the first call on.
-        try (RecordingStream rs = new RecordingStream()) {
-            rs.enable("jdk.Deoptimization");
-            rs.onEvent("jdk.Deoptimization", e -> {
-                RecordedMethod m = e.getValue("method");
-                Instant from = countFrom;
-                if (from != null && e.getStartTime().isAfter(from) && m != null && m.getType().getName().startsWith("org.sharp4j")) {
-                    synchronized (deopts) {
-                        deopts.add(m.getType().getName() + "." + m.getName() + "@" + e.getInt("bci") + " " + e.getString("reason")
-                                + " " + e.getString("action") + frames(e.getStackTrace() == null ? null : e.getStackTrace().getFrames()));
-                    }
-                }
-            });
-            rs.startAsync();
-            Thread.sleep(1_000); // the stream has started (and its deoptimizations happened)
-            try (Communicator c = Sharp4j.init()) {
-                run(c, calls, deopts);
-            }
+        try (DeoptRecorder deopts = new DeoptRecorder(); Communicator c = Sharp4j.init()) {
+            run(c, calls, deopts);
         }
     }
 
-    /** When the program's first call starts (JFR delivers events in batches, about once a second). */
-    private static volatile Instant countFrom;
-
-    private static void run(Communicator c, int calls, List<String> deopts) throws Exception {
+    private static void run(Communicator c, int calls, DeoptRecorder deopts) throws Exception {
         // As the OSU ports do before their first table: the JIT idle for 200 ms, so that what the
         // heating queued is compiled (from the heating's profile) before the first call.
         org.sharp4j.coll.JitIdle.await(10_000, 200);
         c.barrier();
-        countFrom = Instant.now();
+        deopts.countFromNow();
         // this program's own memory, not the heating's
         ByteBuffer in = ByteBuffer.allocateDirect(4096).order(ByteOrder.nativeOrder());
         ByteBuffer out = ByteBuffer.allocateDirect(4096).order(ByteOrder.nativeOrder());
@@ -105,25 +78,8 @@ public final class FirstCallsMain {
             c.reduce(in, 0, out, 0, 2, DataType.FLOAT, Op.SUM, root);
             c.barrier();
         }
-        Thread.sleep(2_000); // the stream delivers its events about once a second
+        deopts.print(c.rank());
         c.barrier();
-        synchronized (deopts) {
-            for (String d : deopts) {
-                System.out.println("rank " + c.rank() + " deopt " + d);
-            }
-        }
         System.out.println("rank " + c.rank() + " calls " + n);
-    }
-
-    private static String frames(List<RecordedFrame> frames) {
-        if (frames == null) {
-            return "";
-        }
-        StringBuilder sb = new StringBuilder(" <-");
-        for (int i = 0; i < Math.min(4, frames.size()); i++) {
-            RecordedMethod m = frames.get(i).getMethod();
-            sb.append(' ').append(m.getType().getName()).append('.').append(m.getName());
-        }
-        return sb.toString();
     }
 }

@@ -2,26 +2,21 @@ package org.sharp4j.fallback.ucx;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.locks.LockSupport;
-import jdk.jfr.consumer.RecordedFrame;
-import jdk.jfr.consumer.RecordedMethod;
-import jdk.jfr.consumer.RecordingStream;
 import org.sharp4j.Communicator;
 import org.sharp4j.DataType;
 import org.sharp4j.Op;
 import org.sharp4j.Sharp4j;
+import org.sharp4j.it.DeoptRecorder;
 
 /**
  * A launcher rank of {@link FirstLongCallsTest}: a program's first long calls between nodes after
  * {@code Sharp4j.init()} (whose heating takes the long paths across nodes), 64 KiB to 4 MiB, as a program with
  * unequal work makes them: in turns, one rank computes (sleeps) before its call while the others
  * wait in theirs, for 3 ms (past the wait's yield window: it parks) or 30 ms (past the failure
- * probe's interval), and in between calls in lockstep. A JFR stream records the JIT's
- * deoptimizations; prints {@code rank R deopt METHOD@BCI REASON <- FRAMES} for each one in
- * {@code org.sharp4j} code from the first call on, then {@code rank R calls N}.
+ * probe's interval), and in between calls in lockstep. Prints {@code rank R deopt ...} for each
+ * deoptimization in {@code org.sharp4j} code from the first call on ({@link DeoptRecorder}), then
+ * {@code rank R calls N}.
  *
  * <p>Such a deoptimization is C2 throwing compiled code away because the program took a branch the
  * heating never took, here the branches whose outcome is timing: a wait that lasts, a send still
@@ -32,40 +27,16 @@ public final class FirstLongCallsMain {
     private FirstLongCallsMain() {
     }
 
-    /** When the program's first call starts (JFR delivers events in batches, about once a second). */
-    private static volatile Instant countFrom;
-
     public static void main(String[] args) throws Exception {
         int rounds = Integer.parseInt(args[0]);
-        List<String> deopts = new ArrayList<>();
-        try (RecordingStream rs = new RecordingStream()) {
-            rs.enable("jdk.Deoptimization").withStackTrace();
-            rs.onEvent("jdk.Deoptimization", e -> {
-                RecordedMethod m = e.getValue("method");
-                Instant from = countFrom;
-                if (from != null && e.getStartTime().isAfter(from) && m != null && m.getType().getName().startsWith("org.sharp4j")) {
-                    synchronized (deopts) {
-                        deopts.add(m.getType().getName() + "." + m.getName() + "@" + e.getInt("bci") + " " + e.getString("reason")
-                                + frames(e.getStackTrace() == null ? null : e.getStackTrace().getFrames()));
-                    }
-                }
-            });
-            rs.startAsync();
-            Thread.sleep(1_000); // starting the stream throws compiled code away: before init
-            try (Communicator c = Sharp4j.init()) {
-                org.sharp4j.coll.JitIdle.await(10_000, 200); // as the OSU ports before their first table
-                c.barrier();
-                countFrom = Instant.now();
-                int n = run(c, rounds);
-                Thread.sleep(2_000); // the stream delivers its events about once a second
-                c.barrier();
-                synchronized (deopts) {
-                    for (String d : deopts) {
-                        System.out.println("rank " + c.rank() + " deopt " + d);
-                    }
-                }
-                System.out.println("rank " + c.rank() + " calls " + n);
-            }
+        try (DeoptRecorder deopts = new DeoptRecorder(); Communicator c = Sharp4j.init()) {
+            org.sharp4j.coll.JitIdle.await(10_000, 200); // as the OSU ports before their first table
+            c.barrier();
+            deopts.countFromNow();
+            int n = run(c, rounds);
+            deopts.print(c.rank());
+            c.barrier();
+            System.out.println("rank " + c.rank() + " calls " + n);
         }
     }
 
@@ -107,17 +78,5 @@ public final class FirstLongCallsMain {
                 LockSupport.parkNanos(left);
             }
         }
-    }
-
-    private static String frames(List<RecordedFrame> frames) {
-        if (frames == null) {
-            return "";
-        }
-        StringBuilder sb = new StringBuilder(" <-");
-        for (int i = 0; i < Math.min(5, frames.size()); i++) {
-            RecordedMethod m = frames.get(i).getMethod();
-            sb.append(' ').append(m.getType().getName().substring(m.getType().getName().lastIndexOf('.') + 1)).append('.').append(m.getName());
-        }
-        return sb.toString();
     }
 }
