@@ -163,19 +163,24 @@ public final class Waiter {
         // those calls has seen, and C2 compiled the real one as a class_check trap (FirstLongCallsTest).
         final ByteBuffer flag = ByteBuffer.allocateDirect(64).order(java.nio.ByteOrder.nativeOrder());
         final Waiter w = new Waiter(new WaitPolicy(2_000, 50_000, 50_000, policy.timeoutNanos), probe, 200_000);
+        // word 8: the wait is over (it may end by the probe's exception: an abort during the heating), the setter stops
         Thread setter = new Thread(() -> {
-            while ((long) PROBES.getOpaque(w) < 2) {
+            while ((long) PROBES.getOpaque(w) < 2 && Flags.acquire(flag, 8) == 0) {
                 LockSupport.parkNanos(10_000);
             }
             Flags.release(flag, 0, 1);
         }, "sharp4j-wait-exercise");
         setter.setDaemon(true);
         setter.start();
-        w.await(flag, 0, 1, selfRank);
         try {
-            setter.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            w.await(flag, 0, 1, selfRank);
+        } finally {
+            Flags.release(flag, 8, 1);
+            try {
+                setter.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         // the condition: done once the probe was asked twice more; its activity moves for the first 100 us,
         // then stands still, so the wait sees it move, then yields out its window and parks

@@ -52,4 +52,21 @@ class WaiterExerciseTest {
         assertTrue(probe.outside >= 2, "the waits drove the other library (every 20 us past the spin): " + probe.outside);
         assertTrue(took < 1_000_000_000L, "the exercise took " + took / 1_000_000 + " ms");
     }
+
+    /**
+     * A probe that throws (an abort, a dead peer found during the heating) ends the exercise with
+     * its error, and the thread that would set the exercise's flag ends too: it must not poll on
+     * for the rest of the process.
+     */
+    @Test
+    void aProbeThatThrowsEndsTheExerciseAndLeavesNoThreadBehind() throws InterruptedException {
+        Waiter.FailureProbe aborting = (r, waited, timeout) -> {
+            throw new IllegalStateException("aborted");
+        };
+        Waiter w = new Waiter(new WaitPolicy(20_000, 1_000_000, 50_000, 30_000_000_000L), aborting);
+        IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, () -> w.exerciseSlowPath(5));
+        assertEquals("aborted", e.getMessage());
+        assertTrue(Thread.getAllStackTraces().keySet().stream().noneMatch(t -> t.getName().equals("sharp4j-wait-exercise") && t.isAlive()),
+                "the exercise's setter thread is still running");
+    }
 }
