@@ -161,7 +161,8 @@ import org.slf4j.LoggerFactory;
  * ({@code Exchange.tag}).
  *
  * <p><b>Progress.</b> Every {@link #progress} drives the receiving worker. The send worker is
- * driven while one of its sends is pending, while its last progress reported events (what a
+ * driven while one of its sends is pending (posted and not yet tested: a send counts from its
+ * post until {@link #test} sees it complete), while its last progress reported events (what a
  * completed send left in UCX's socket buffer), and otherwise every {@value #TX_IDLE_PROGRESS}th
  * time (keepalive, connection setup): an idle worker's progress is a system call
  * ({@code epoll_wait}) that a short message's wait would pay on every poll.
@@ -366,6 +367,9 @@ public final class UcxTransport implements Transport {
     private UcpWorker txWorker;
     private final UcpEndpoint[] txEps;
     private int txPending;
+    private final boolean[] txCounted;
+    private int txBusy;
+    private int txTick;
     /**
      * {@link #heating}: 7 while the engine heats (then {@link #test} reports one completed send in
      * eight, by {@code heatTick}, as in flight, once), else 0 (never). One branch decides it, taken
@@ -373,9 +377,6 @@ public final class UcxTransport implements Transport {
      */
     private int heatMask;
     private int heatTick;
-    private final boolean[] txCounted;
-    private int txBusy;
-    private int txTick;
     /** Receives of messages already waiting in UCX (the probe found them): see {@link UcpTagRecv}. */
     private final UcpTagRecv waitingRecv;
     private final UcpEndpoint[] eps;
