@@ -2,7 +2,8 @@
 # An OSU-style Java benchmark (mpiapps.OsuDirect, test classes of the mpi module) on Open MPI's Java
 # bindings with direct buffers, run under mpirun -np 2 alternately without and with the agent
 # (-javaagent + -Dsharp4j.enable=true), PAIRS times; prints each run's table and, per size, the ratio
-# agent / Open MPI alone of the pass-2 (steady state) averages and medians, and each run's first row and
+# agent / Open MPI alone of the pass-2 (steady state) averages, medians and P99 (as OMB's -z: of each
+# call's time averaged over the ranks) and of rank 0's own medians, and each run's first row and
 # first 1,000 calls against its steady state. Ratios come from runs of one script on a shared machine:
 # the load is printed (uptime). Medians say more than averages on a loaded machine (stalls of a
 # descheduled rank dominate the averages).
@@ -50,17 +51,19 @@ awk -v pairs="$pairs" '
   }
   FNR == 1 { split(FILENAME, a, "/"); f = a[length(a)]; split(f, lp, "."); lab = lp[1]; pr = lp[2] }
   /^first/ { first[lab, pr] = $(NF - 4); firstp50[lab, pr] = $(NF - 1) }
-  /^[12] / { avg[lab, pr, $1, $2] = $3; p50[lab, pr, $1, $2] = $4; if (!($2 in seen)) { seen[$2] = 1; sizes[++n] = $2 } }
+  /^[12] / { avg[lab, pr, $1, $2] = $3; p50[lab, pr, $1, $2] = $4; p99[lab, pr, $1, $2] = $5; r0[lab, pr, $1, $2] = $6; if (!($2 in seen)) { seen[$2] = 1; sizes[++n] = $2 } }
   END {
     nl = ("base", 1, 2, sizes[1]) in avg ? 2 : 1
     for (l = 1; l <= nl; l++) { lab = l == 1 ? "agent" : "base"
-    printf "%s / Open MPI alone, steady state (pass 2): Avg and P50, per pair and their medians over the pairs\n%8s", lab, "Size"
-    for (p = 1; p <= pairs; p++) printf "  avg#%d  p50#%d", p, p; printf "  avg-med p50-med\n"
+    printf "%s / Open MPI alone, steady state (pass 2): Avg and P50 (OMB -z: per call, mean over ranks), per pair and their medians over the pairs;\n", lab
+    printf "then the medians of the ratios of P99 and of rank 0'"'"'s own P50 (P50r0; for a Reduce rooted at 0, the root'"'"'s)\n%8s", "Size"
+    for (p = 1; p <= pairs; p++) printf "  avg#%d  p50#%d", p, p; printf "  avg-med p50-med p99-med p50r0-med\n"
     for (i = 1; i <= n; i++) { s = sizes[i]; printf "%8d", s
       for (p = 1; p <= pairs; p++) {
         ra[p] = avg[lab, p, 2, s] / avg["mpi", p, 2, s]; rp[p] = p50[lab, p, 2, s] / p50["mpi", p, 2, s]
-        printf "  %5.2f  %5.2f", ra[p], rp[p] }
-      printf "  %7.2f %7.2f\n", median(ra, pairs), median(rp, pairs) } }
+        printf "  %5.2f  %5.2f", ra[p], rp[p]
+        r9[p] = p99[lab, p, 2, s] / p99["mpi", p, 2, s]; rr[p] = r0[lab, p, 2, s] / r0["mpi", p, 2, s] }
+      printf "  %7.2f %7.2f %7.2f %9.2f\n", median(ra, pairs), median(rp, pairs), median(r9, pairs), median(rr, pairs) } }
     s = sizes[1]
     for (p = 1; p <= pairs; p++) for (l = 0; l <= nl; l++) { lab = l == 0 ? "mpi" : l == 1 ? "agent" : "base"
       printf "%-6s#%d %d B: first row avg %7.3f / steady %7.3f = %5.2f, P50 %.3f / %.3f = %5.2f; first 1000 calls avg %7.3f us = %6.2fx, P50 %.3f = %5.2fx steady\n",

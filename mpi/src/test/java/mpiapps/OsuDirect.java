@@ -16,8 +16,13 @@ import mpi.MPIException;
  * order set explicitly to little endian, the send buffer filled with relative puts and flipped, the
  * receive buffer flipped while empty: limit 0), sizes doubling from {@code min} to {@code max}
  * bytes; per size {@code skip} untimed then {@code iters} timed calls, each timed alone, a barrier
- * between sizes, the average over ranks of each rank's mean (OSU's "Avg Latency(us)") and the P50
- * of rank 0's calls.
+ * between sizes, the average over ranks of each rank's mean (OSU's "Avg Latency(us)"), and P50 and
+ * P99 as OMB's {@code -z} computes them: of each call's time averaged over the ranks (OMB 7.4's
+ * {@code omb_get_stats} sums the ranks' per-iteration arrays with MPI_Reduce and divides by the
+ * number of ranks). For a Reduce that mean is what a call costs the job: the root's wait and the
+ * other ranks' sends together; a root alone can look fast because the others already paid (Open
+ * MPI's root receives what a non-root sent eagerly in an earlier iteration). The P50 of rank 0's
+ * own calls is printed too ({@code P50r0}: with root 0, the root's).
  *
  * <p>Two passes over the sizes in one process: pass 1 is what a user's run shows (its first row is
  * the first routed calls after the communicator's set-up), pass 2 the steady state. Before pass 1
@@ -97,14 +102,17 @@ public final class OsuDirect {
         check(result(rb, recv, typeName), typeName, c0, rank, reduce, size);
         stalls(rank, 0, min, t, starts, first);
         double firstMean = mean(t, first, w);
-        double firstP50 = median(t, first);
+        double firstP50r0 = median(t, first);
+        double firstP50 = tails(t, first, w)[0];
         if (rank == 0) {
             System.out.printf("# OsuDirect %s MPI.%s %s, %d ranks, iterations %d, skip %d%n", coll, typeName.toUpperCase(),
                     typed ? "typed direct view (" + sb.getClass().getSimpleName() + ")"
                             : arrays ? "arrays" : "direct ByteBuffer (LITTLE_ENDIAN, limit 0)",
                     size, iters, skip);
             System.out.printf("first %d calls at %d B: avg %.3f us p50 %.3f us%n", first, min, firstMean, firstP50);
-            System.out.printf("%-6s %10s %12s %12s %12s %10s%n", "pass", "Size", "Avg(us)", "P50(us)", "P99(us)", "B/call");
+            System.out.printf("# first %d calls, rank 0 alone: p50 %.3f us%n", first, firstP50r0);
+            System.out.printf("%-6s %10s %12s %12s %12s %12s %10s%n", "pass", "Size", "Avg(us)", "P50(us)", "P99(us)", "P50r0(us)",
+                    "B/call");
         }
         for (int pass = 1; pass <= 2; pass++) {
             for (int bytes = min; bytes <= max; bytes *= 2) {
@@ -124,11 +132,11 @@ public final class OsuDirect {
                 stalls(rank, pass, bytes, t, starts, iters);
                 check(result(rb, recv, typeName), typeName, count, rank, reduce, size);
                 double avg = mean(t, iters, w);
-                double[] sorted = Arrays.copyOf(t, iters);
-                Arrays.sort(sorted);
+                double p50r0 = median(t, iters);
+                double[] tails = tails(t, iters, w);
                 if (rank == 0) {
-                    System.out.printf("%-6d %10d %12.3f %12.3f %12.3f %10.1f%n", pass, bytes, avg, sorted[iters / 2],
-                            sorted[(int) (iters * 0.99)], perCall);
+                    System.out.printf("%-6d %10d %12.3f %12.3f %12.3f %12.3f %10.1f%n", pass, bytes, avg, tails[0], tails[1], p50r0,
+                            perCall);
                 }
                 w.barrier();
             }
@@ -185,6 +193,19 @@ public final class OsuDirect {
         double[] s = Arrays.copyOf(t, n);
         Arrays.sort(s);
         return s[n / 2];
+    }
+
+    /**
+     * OMB's {@code -z} P50 and P99 (rank 0's result; 7.4's {@code omb_get_stats} and
+     * {@code omb_calculate_tail_lat}): each call's time summed over the ranks, sorted, the element at
+     * {@code round(n p / 100) - 1}, divided by the number of ranks.
+     */
+    private static double[] tails(double[] t, int n, Intracomm w) throws MPIException {
+        double[] sum = new double[n];
+        w.allReduce(Arrays.copyOf(t, n), sum, n, MPI.DOUBLE, MPI.SUM);
+        Arrays.sort(sum);
+        int size = w.getSize();
+        return new double[] {sum[(int) Math.round(n * 50 / 100.0) - 1] / size, sum[(int) Math.round(n * 99 / 100.0) - 1] / size};
     }
 
     /** OSU's Avg Latency: the mean over ranks of each rank's mean. */
