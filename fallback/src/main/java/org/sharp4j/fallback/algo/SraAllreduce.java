@@ -78,9 +78,9 @@ public final class SraAllreduce {
             x.spineRound(1 + i, u, off, t, op, false);
         }
         if (x.ok()) {
-            for (int i = L - 1; i >= 0; i--) {
-                gatherGroup(x, p, i);
-                x.dataRound(L + 1 + (L - 1 - i), u, off, t, op, false);
+            for (int j = 0; j < L; j++) { // i = L - 1 - j: the levels in reverse (an up-counting loop: see run below)
+                gatherGroup(x, p, L - 1 - j);
+                x.dataRound(L + 1 + j, u, off, t, op, false);
             }
         }
         if (p.role == KnomialPattern.PROXY) {
@@ -107,9 +107,13 @@ public final class SraAllreduce {
             x.dataRound(2 * L + 1, u, off, t, op, false);
             return;
         }
-        for (int i = L - 1; i >= 0; i--) {
-            gatherGroup(x, p, i);
-            x.dataRound(L + 1 + (L - 1 - i), u, off, t, op, false);
+        // The allgather visits the levels in reverse, i = L - 1 - j, counted up in j: C2 compiled the
+        // down-counting form (i = L - 1; i >= 0; i--) with a loop-limit-check predicate that failed at
+        // a program's first calls after the heating (JFR on the 2-host rig: loop_limit_check at this
+        // loop, then a recompile on the rank's core).
+        for (int j = 0; j < L; j++) {
+            gatherGroup(x, p, L - 1 - j);
+            x.dataRound(L + 1 + j, u, off, t, op, false);
         }
         if (p.role == KnomialPattern.PROXY) {
             x.group(2, 0);
