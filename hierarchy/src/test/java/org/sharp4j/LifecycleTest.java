@@ -112,6 +112,46 @@ class LifecycleTest {
     }
 
     @Test
+    void closeFromAnotherThreadWaitsForACallerThatKeepsCallingAndThenRefusesIt() {
+        Throwable[] errs = ThreadRanks.runCollect(2, Config.defaults().withTimeoutNanos(LONG_TIMEOUT), comm -> {
+            AtomicReference<Throwable> last = new AtomicReference<>();
+            CountDownLatch done = new CountDownLatch(1);
+            int[] calls = new int[1];
+            Thread caller = new Thread(() -> {
+                long end = System.nanoTime() + 30_000_000_000L;
+                long[] sum = new long[1];
+                // a program that ignores errors and calls again: the close must still get its turn
+                while (System.nanoTime() < end) {
+                    try {
+                        comm.allreduce(new long[] {1}, 0, sum, 0, 1, Op.SUM);
+                        calls[0]++;
+                    } catch (Throwable e) {
+                        last.set(e);
+                        if (e instanceof IllegalStateException && e.getMessage().contains("communicator is closed")) {
+                            break;
+                        }
+                    }
+                }
+                done.countDown();
+            }, "looper");
+            caller.start();
+            sleep(300 + 200 * comm.rank()); // rank 0 first: rank 1's caller then keeps calling into a failed job
+            long t0 = System.nanoTime();
+            comm.close();
+            double s = (System.nanoTime() - t0) / 1e9;
+            assertTrue(s < 5, "rank " + comm.rank() + ": close took " + s + " s");
+            assertTrue(calls[0] > 0, "rank " + comm.rank() + ": the looper never completed a call before the close");
+            assertThrows(IllegalStateException.class, comm::barrier);
+            assertTrue(done.await(10, TimeUnit.SECONDS), "rank " + comm.rank() + ": the caller never stopped");
+            // its next call after the close was refused before touching anything
+            assertTrue(last.get() instanceof IllegalStateException && last.get().getMessage().contains("communicator is closed"),
+                    "rank " + comm.rank() + ": " + last.get());
+        }, 60_000);
+        assertNull(errs[0]);
+        assertNull(errs[1]);
+    }
+
+    @Test
     void anInterruptedCallerParksInsteadOfSpinningAndKeepsItsStatus() {
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         ThreadRanks.run(2, Config.defaults().withTimeoutNanos(LONG_TIMEOUT), comm -> {
