@@ -13,6 +13,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
+import org.sharp4j.bootstrap.Bootstrap;
+import org.sharp4j.bootstrap.ThreadBootstrap;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -149,6 +151,72 @@ class LifecycleTest {
         }, 60_000);
         assertNull(errs[0]);
         assertNull(errs[1]);
+    }
+
+    /**
+     * A close from inside a call on the calling thread itself (here the outside-progress callback a
+     * wait runs): it cannot wait for its own call to end, so the call's exit releases.
+     */
+    @Test
+    void closeFromInsideACallOnItsOwnThreadEndsTheCallAndTheExitReleases() throws Exception {
+        java.util.List<Bootstrap> boots = ThreadBootstrap.group(2, 60_000);
+        AtomicReference<Communicator> self = new AtomicReference<>();
+        java.util.concurrent.atomic.AtomicInteger closes = new java.util.concurrent.atomic.AtomicInteger();
+        Bootstrap b0 = boots.get(0);
+        Bootstrap closing = new Bootstrap() {
+            @Override public int rank() { return b0.rank(); }
+            @Override public int size() { return b0.size(); }
+            @Override public String jobId() { return b0.jobId(); }
+            @Override public byte[][] allgather(byte[] mine) { return b0.allgather(mine); }
+            @Override public String name() { return "closing"; }
+            @Override public void close() { b0.close(); }
+            @Override public Runnable progress() {
+                return () -> {
+                    Communicator c = self.get();
+                    if (c != null && closes.getAndIncrement() == 0) {
+                        c.close(); // inside the barrier below, on its thread
+                    }
+                };
+            }
+        };
+        Config cfg = Config.defaults().withTimeoutNanos(LONG_TIMEOUT);
+        AtomicReference<Throwable> err1 = new AtomicReference<>();
+        CountDownLatch r0done = new CountDownLatch(1);
+        Thread r1 = new Thread(() -> {
+            try (Communicator c = Sharp4j.create(boots.get(1), cfg)) {
+                c.barrier();
+                assertTrue(r0done.await(60, TimeUnit.SECONDS));
+            } catch (Throwable e) {
+                err1.set(e);
+            }
+        }, "rank-1");
+        r1.setDaemon(true);
+        r1.start();
+        Communicator c0 = Sharp4j.create(closing, cfg);
+        try {
+            c0.barrier(); // both in step
+            self.set(c0);
+            long t0 = System.nanoTime();
+            Throwable e = assertThrows(Sharp4jException.class, c0::barrier); // rank 1 never comes: the wait runs progress
+            assertTrue(e.getMessage().contains("closed from inside a collective by its own thread"), e.getMessage());
+            assertTrue((System.nanoTime() - t0) / 1e9 < 5, "the call did not end at once");
+            assertTrue(closes.get() >= 1); // the callback ran (and closed on its first run)
+            IllegalStateException closed = assertThrows(IllegalStateException.class, c0::barrier);
+            assertTrue(closed.getMessage().contains("closed"), closed.getMessage());
+            c0.close(); // idempotent
+        } finally {
+            r0done.countDown();
+        }
+        r1.join(60_000);
+        assertNull(err1.get());
+        if (Runtime.version().feature() >= 22) {
+            return; // from JDK 22 a close leaves the unmapping to the GC (Segment.Unmapper): nothing to see here
+        }
+        // released by the exit: no mapping of this job's segments is left once rank 1 closed too
+        String seg = "sharp4j-" + b0.jobId() + "-n";
+        java.util.List<String> mapped = java.nio.file.Files.readAllLines(java.nio.file.Paths.get("/proc/self/maps")).stream()
+                .filter(l -> l.contains(seg)).collect(java.util.stream.Collectors.toList());
+        assertTrue(mapped.isEmpty(), "still mapped: " + mapped);
     }
 
     @Test

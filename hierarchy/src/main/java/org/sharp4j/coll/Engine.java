@@ -74,7 +74,8 @@ import org.slf4j.LoggerFactory;
  *       {@code closeRequested}, leaves at once and throws, so a caller in a tight loop cannot
  *       starve the close. A close from inside a call on the calling thread itself (a callback)
  *       cannot wait for its own exit: it moves BUSY -&gt; CLOSE_PENDING, and that thread releases on
- *       its way out (the exit reads {@code closeRequested} first). Mappings are
+ *       its way out (the exit reads {@code closeRequested} first). While the JVM shuts down, a close
+ *       aborts the running call and returns without waiting (nothing would be freed then). Mappings are
  *       released only when no call can touch them, never while the JVM shuts down (a shutdown
  *       hook runs while the main thread may still poll a flag; the process is exiting anyway),
  *       and not while a {@code SharedBuffer} view handed to the user may still be read (the
@@ -1733,6 +1734,11 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     abort("communicator closed by thread '" + me.getName() + "' while thread '"
                             + (t == null ? "?" : t.getName()) + "' was inside a collective");
                     abortedAt = now;
+                    if (shuttingDown()) {
+                        // a shutdown hook (the agent's): release would free nothing now (see release), and the
+                        // exit must not wait on a call that may be stuck where the abort does not reach
+                        return;
+                    }
                 } else if (now - abortedAt > cfg.timeoutNanos() + 10_000_000_000L) {
                     // the abort ends every wait within the timeout: this thread is stopped (a debugger) or hung
                     // outside sharp4j's waits; nothing is freed, since it may still read the segments
