@@ -864,7 +864,11 @@ public final class Communicator implements AutoCloseable {
         }
     }
 
-    /** Releases this rank's shared memory (and the bootstrap, if the communicator made it). Local: no synchronisation. */
+    /**
+     * Releases this rank's shared memory (and the bootstrap, if the communicator made it). Across
+     * nodes the node leaders meet first (see the README). From another thread while a call runs:
+     * aborts that call, waits until it has left, then releases.
+     */
     @Override
     public void close() {
         if (!closed) {
