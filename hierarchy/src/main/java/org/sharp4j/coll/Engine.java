@@ -1713,6 +1713,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     private void closeNow() {
         closeRequested = true; // before the state is read: see the class comment
         Thread me = Thread.currentThread();
+        boolean aborted = false;
         long abortedAt = 0;
         while (true) {
             int st = (int) STATE.getVolatile(this);
@@ -1722,17 +1723,21 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     return;
                 }
             } else if (st == BUSY && busyThread == me) {
-                // inside a call on this very thread (a callback): it cannot be waited for
+                // inside a call on this very thread (a callback): it cannot be waited for. (busyThread can
+                // also be stale for an instant while another thread's call enters: two threads at once, a
+                // program error. Then that call's exit may store IDLE over CLOSE_PENDING, and the memory
+                // stays allocated until the process exits; it is never freed under a call.)
                 if (STATE.compareAndSet(this, BUSY, CLOSE_PENDING)) {
                     abort("communicator closed from inside a collective by its own thread '" + me.getName() + "'");
                     return; // the exit releases (exitClosing)
                 }
             } else if (st == BUSY) {
                 long now = System.nanoTime();
-                if (abortedAt == 0) {
+                if (!aborted) {
                     Thread t = busyThread;
                     abort("communicator closed by thread '" + me.getName() + "' while thread '"
                             + (t == null ? "?" : t.getName()) + "' was inside a collective");
+                    aborted = true;
                     abortedAt = now;
                     if (shuttingDown()) {
                         // a shutdown hook (the agent's): release would free nothing now (see release), and the
