@@ -12,7 +12,8 @@
 #   mvn -B -o -q -pl mpi -am package -DskipTests     (the agent jar)
 #   OMB_SRC=path/to/osu-micro-benchmarks-7.4 mpi/bench/omb-java-agent.sh [reduce|allreduce|barrier] [PAIRS]
 # ITERS (default 100000) calls per size, SKIP (default 10000) untimed calls first, MAX (default 4096) the
-# largest size in bytes. OMB's warm-up loop reduces 1024 floats (4 KiB) from buffers of MAX bytes:
+# largest size in bytes; BASE_AGENT=path/to/another-agent.jar adds a third run per pair ("base": e.g. the agent
+# of the branch point), for before/after ratios in the same run. OMB's warm-up loop reduces 1024 floats (4 KiB) from buffers of MAX bytes:
 # below 4096 Open MPI reads past the end of the buffer and sharp4j refuses the call ("send buffer too
 # short"), so MAX stays at least 4096.
 set -euo pipefail
@@ -50,6 +51,7 @@ echo "# $(date -u +%FT%TZ) OMB Java $main, $iters calls per size; load: $(uptime
 for p in $(seq 1 "$pairs"); do
   run "mpi.$p"
   run "agent.$p" -javaagent:"$agent" -Dsharp4j.enable=true
+  if [[ -n ${BASE_AGENT:-} ]]; then run "base.$p" -javaagent:"$BASE_AGENT" -Dsharp4j.enable=true; fi
 done
 echo "# after: load: $(uptime | sed 's/.*load average/load average/')"
 for f in $(cd "$out" && ls | grep -v '\.err$\|classes\|javac' | sort); do echo "== $f"; grep -v '^#\| started on ' "$out/$f" | grep -v '^\s*$'; done
@@ -64,8 +66,14 @@ awk -v pairs="$pairs" '
   /^#/ || / started on / || NF < 1 { next }
   { row++; s = NF >= 4 ? $1 : 0; lat[lab, pr, row] = NF >= 4 ? $2 : $1; size[row] = s; if (row > n) n = row }
   END {
-    printf "agent / Open MPI alone (OMB Java latency, us, per pair), median ratio\n%8s", "Size"
-    for (p = 1; p <= pairs; p++) printf "   mpi#%d agent#%d", p, p; printf "   ratio-med\n"
+    base = ("base", 1, 1) in lat
+    printf "agent / Open MPI alone (OMB Java latency, us, per pair), median ratio%s\n%8s", base ? "; base: BASE_AGENT" : "", "Size"
+    for (p = 1; p <= pairs; p++) printf "   mpi#%d agent#%d%s", p, p, base ? sprintf(" base#%d", p) : ""
+    printf "   ratio-med%s\n", base ? "  base/mpi-med  agent/base-med" : ""
     for (r = 1; r <= n; r++) { printf "%8d", size[r]
-      for (p = 1; p <= pairs; p++) { printf "  %6.2f  %6.2f", lat["mpi", p, r], lat["agent", p, r]; q[p] = lat["agent", p, r] / lat["mpi", p, r] }
-      printf "   %9.2f\n", median(q, pairs) } }' $(ls "$out"/mpi.* "$out"/agent.* | grep -v '\.err$')
+      for (p = 1; p <= pairs; p++) {
+        printf "  %6.2f  %6.2f", lat["mpi", p, r], lat["agent", p, r]; q[p] = lat["agent", p, r] / lat["mpi", p, r]
+        if (base) { printf "  %6.2f", lat["base", p, r]; qb[p] = lat["base", p, r] / lat["mpi", p, r]; qa[p] = lat["agent", p, r] / lat["base", p, r] } }
+      printf "   %9.2f", median(q, pairs)
+      if (base) printf "  %11.2f  %14.2f", median(qb, pairs), median(qa, pairs)
+      printf "\n" } }' $(ls "$out"/mpi.* "$out"/agent.* "$out"/base.* 2>/dev/null | grep -v '\.err$')

@@ -87,10 +87,14 @@ public final class OsuDirect {
         double[] t = new double[Math.max(iters, first)];
         long[] starts = new long[t.length]; // each call's start, for -Dosudirect.stalls
 
-        w.barrier(); // the communicator's first collective (with the agent: sharp4j's set-up)
         if (STALL_US > 0) {
-            System.err.printf("rank %d: timed calls start at uptime %d ms%n", rank, java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime());
+            // the clocks' offset, taken before the set-up: the management classes this loads, and what the JIT compiles
+            // for them, must not run among the first timed calls that the diagnostics are there to show
+            uptimeMinusNanoMs = java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime() - System.nanoTime() / 1_000_000;
         }
+        w.barrier(); // the communicator's first collective (with the agent: sharp4j's set-up)
+        timedStart = java.time.Instant.now();
+        long timedStartNanos = System.nanoTime();
         // the first calls after set-up, none skipped
         int c0 = min / es;
         for (int i = 0; i < first; i++) {
@@ -150,35 +154,64 @@ public final class OsuDirect {
                 System.out.println(String.format(rows.get(r), tails[0], tails[1]));
             }
         }
+        printStalls(rank, timedStartNanos);
         MPI.Finalize();
     }
 
     /**
      * With -Dosudirect.stalls=US (diagnostics): the uptime at which the timed calls start, then per table row every
      * call of this rank slower than US microseconds (index, microseconds, JVM uptime at its start) on stderr, to set
-     * against -XX:+PrintCompilation or LogCompilation timestamps.
+     * against -XX:+PrintCompilation or LogCompilation timestamps. Kept as numbers and printed after the last row:
+     * formatting between the rows loaded and compiled formatting code among the next row's calls.
      */
     private static final double STALL_US = Double.parseDouble(System.getProperty("osudirect.stalls", "0"));
+    /** When the timed calls began (after the set-up), for {@link Deopts}: set by the main thread, read by JFR's. */
+    static volatile java.time.Instant timedStart;
+    /** JVM uptime minus System.nanoTime(), in ms (with -Dosudirect.stalls). */
+    private static long uptimeMinusNanoMs;
+    /** Per row with stalls: pass, size, count, total us, then up to 12 (index, us, uptime ms). */
+    private static final java.util.List<double[]> STALLS = new java.util.ArrayList<>();
 
     private static void stalls(int rank, int pass, int bytes, double[] t, long[] starts, int n) {
         if (STALL_US <= 0) {
             return;
         }
-        StringBuilder b = new StringBuilder();
+        double[] row = new double[4 + 3 * 12];
         int k = 0;
         double sum = 0;
         for (int i = 0; i < n; i++) {
             if (t[i] > STALL_US) {
+                if (k < 12) {
+                    row[4 + 3 * k] = i;
+                    row[5 + 3 * k] = t[i];
+                    row[6 + 3 * k] = starts[i] / 1_000_000 + uptimeMinusNanoMs;
+                }
                 k++;
                 sum += t[i];
-                if (k <= 12) {
-                    b.append(String.format(" #%d:%.0f@%dms", i, t[i], (starts[i] - System.nanoTime()) / 1_000_000 + java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime()));
-                }
             }
         }
         if (k > 0) {
-            System.err.printf("stalls rank %d pass %d size %d: %d calls > %.0f us, %.0f us in all:%s%n", rank, pass, bytes, k, STALL_US, sum, b);
+            row[0] = pass;
+            row[1] = bytes;
+            row[2] = k;
+            row[3] = sum;
+            STALLS.add(row);
         }
+    }
+
+    private static void printStalls(int rank, long timedStart) {
+        if (STALL_US <= 0) {
+            return;
+        }
+        StringBuilder b = new StringBuilder(String.format("rank %d: timed calls start at uptime %d ms%n", rank, timedStart / 1_000_000 + uptimeMinusNanoMs));
+        for (double[] row : STALLS) {
+            b.append(String.format("stalls rank %d pass %.0f size %.0f: %.0f calls > %.0f us, %.0f us in all:", rank, row[0], row[1], row[2], STALL_US, row[3]));
+            for (int j = 0; j < Math.min(12, (int) row[2]); j++) {
+                b.append(String.format(" #%.0f:%.0f@%.0fms", row[4 + 3 * j], row[5 + 3 * j], row[6 + 3 * j]));
+            }
+            b.append(System.lineSeparator());
+        }
+        System.err.print(b);
     }
 
     private static void call(Intracomm w, boolean reduce, Object s, Object r, int count, Datatype type) throws MPIException {
