@@ -78,6 +78,19 @@ public final class Communicator implements AutoCloseable {
      * at the 512 B row).
      */
     static final int HEAT_PHASE_CALLS = 4_000;
+    /**
+     * Every eighth heating round adds a run of {@code REDUCE_RUN + 1} Reduces to one root, every
+     * rank in turn, with nothing between them. Why: a rank that is not
+     * the root returns from a Reduce without learning whether the others arrived, so from a
+     * program's {@code ShmLevel.SETS}-th Reduce in a row on it waits at the reuse gate before every
+     * call (the reuse gate in {@code Engine.run}), a branch that the heating's Allreduce, Reduce and Barrier
+     * in turn never took (each Allreduce and Barrier tells every rank that all arrived). So the gate
+     * ran interpreted, then in C1 code, and C2 compiled it during the program's first Reduce row,
+     * on the non-root's core (PrintCompilation against {@code OsuDirect reduce}'s timed start: the
+     * tier-3 and tier-4 compiles of the gate, then a method of its own, 27-33 and 48 ms after it, the only sharp4j
+     * methods compiled there). Each such run makes every non-root wait at the gate at least twice.
+     */
+    static final int REDUCE_RUN = org.sharp4j.coll.ShmLevel.SETS - 1;
     /** Phases at most: another runs only while the last one still made this JVM's JIT compile (on any rank). */
     static final int HEAT_PHASES = 3;
     /** Rounds of {@link org.sharp4j.coll.Reductions#heatKernels} at the start and after each phase. */
@@ -109,7 +122,8 @@ public final class Communicator implements AutoCloseable {
      *
      * <p>The calls cycle through every valid type x op; arrays, in-place arrays, direct buffers
      * (two pairs in turn: {@link HeatBuffers}) and in-place direct buffers; 1 element, the inline area's last element count and the first count past it, and
-     * half of the time one of {@link #HEAT_MID_BYTES}. C2
+     * half of the time one of {@link #HEAT_MID_BYTES}; every eighth round a run of Reduces to one root
+     * ({@link #REDUCE_RUN}). C2
      * compiles from the profile these calls leave, and a branch never taken in it is compiled as
      * a trap: heated with DOUBLE SUM only, the first DOUBLE MAX of a program (the OSU harness's
      * statistics) threw the compiled collective, its fold and the kernels away mid-benchmark
@@ -160,6 +174,12 @@ public final class Communicator implements AutoCloseable {
                 int root = k % size;
                 heatCall(Collective.ALLREDUCE, n, t, op, 0, form, ins, outs, hb);
                 heatCall(Collective.REDUCE, n, t, op, root, form, ins, outs, hb);
+                if ((k & 7) == 7) {
+                    int runRoot = (k >> 3) % size; // every rank in turn (root, k % size, is the same for every k here when size is even)
+                    for (int j = 0; j <= REDUCE_RUN; j++) {
+                        heatCall(Collective.REDUCE, n, t, op, runRoot, form, ins, outs, hb);
+                    }
+                }
                 barrier();
             }
             calls += 500;

@@ -1078,7 +1078,20 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 // stronger precondition (every member arrived at n - 1).
                 long need = seq + 1 - (a == IntraNodeAlgorithm.TILED ? 1 : ShmLevel.SETS - 1);
                 if (need > knownAll) {
-                    awaitAllArrived(need);
+                    // The reuse gate: every member arrived at call need (its state in that set is at least
+                    // need's ARRIVED; states only grow, so a later call there counts too). Written out here, not
+                    // as a method of its own: a non-root of a run of Reduces waits here before every call, and
+                    // a method of 90 bytes is inlined only where C2 saw its call site taken often, which the
+                    // heating's first compile of run had not (Communicator.REDUCE_RUN): the method was then
+                    // called, compiled by C2 during a program's first Reduce row, on the non-root's core.
+                    int set = ShmLevel.set(need);
+                    long target = ShmLevel.enc(need, ShmLevel.ARRIVED);
+                    for (int m = 0; m < sock.members; m++) {
+                        if (m != sock.me) {
+                            waiter.await(sock.buf, sock.ctl(set, m) + ShmLevel.STATE, target, sock.ranks[m]);
+                        }
+                    }
+                    knownAll = need;
                 }
                 if (pendingCount > 0) {
                     earlier = checkPending(null);
@@ -1166,21 +1179,6 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             pendingCount++;
         }
         pending[j] = s;
-    }
-
-    /**
-     * Waits until every member of the socket arrived at call {@code need} (its state in that set
-     * is at least {@code need}'s ARRIVED: states only grow, so a later call there counts too).
-     */
-    private void awaitAllArrived(long need) {
-        int set = ShmLevel.set(need);
-        long target = ShmLevel.enc(need, ShmLevel.ARRIVED);
-        for (int m = 0; m < sock.members; m++) {
-            if (m != sock.me) {
-                waiter.await(sock.buf, sock.ctl(set, m) + ShmLevel.STATE, target, sock.ranks[m]);
-            }
-        }
-        knownAll = need;
     }
 
     /**

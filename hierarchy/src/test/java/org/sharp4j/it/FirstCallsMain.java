@@ -18,6 +18,9 @@ import org.sharp4j.Sharp4j;
  * while it recompiles, on the rank's core (the first 1,000 calls at 1.2-2.5x their steady state).
  */
 public final class FirstCallsMain {
+    /** The closing run of Reduces: C2 compiles a method after about 5,000 calls of C1's profiling version. */
+    static final int REDUCE_RUN_CALLS = 8_000;
+
     private FirstCallsMain() {
     }
 
@@ -77,6 +80,12 @@ public final class FirstCallsMain {
             c.allreduce(in, 0, out, 0, 2, DataType.FLOAT, Op.SUM);
             c.reduce(in, 0, out, 0, 2, DataType.FLOAT, Op.SUM, root);
             c.barrier();
+        }
+        // Then a run of Reduces to one root and nothing between them, as an OSU Reduce table makes: from the
+        // SETS-th on, a non-root waits at the reuse gate before every call, which none of the calls above did
+        // (Communicator.REDUCE_RUN). Enough of them for C2 to have compiled what the heating left to it.
+        for (int i = 0; i < REDUCE_RUN_CALLS; i++, n++) {
+            c.reduce(in, 0, out, 0, 2, DataType.FLOAT, Op.SUM, root);
         }
         deopts.print(c.rank());
         c.barrier();
