@@ -135,7 +135,8 @@ def main():
     /**
      * Runs the kernels' entry points ({@link #combine} in its forms, {@link #combineAll} over three
      * inputs) on private direct buffers, every type x valid op, at one and two staged blocks
-     * ({@link Staging#MIN_BYTES}, twice that), {@code rounds} times: local, no peer involved. For the
+     * ({@link Staging#MIN_BYTES}, twice that), {@code rounds} times, then the small calls' folds
+     * ({@link InlineData#heatFolds}): local, no peer involved. For the
      * engine's heating, so that C2 compiles the kernels from a profile with every type and op before
      * the program's first long call. The collectives alone reach them too rarely: a program's first
      * 2 KiB FLOAT row compiled {@code foldFloat} and {@code stagedFloat} while it ran (PrintCompilation
@@ -165,6 +166,7 @@ def main():
                 }
             }
         }
+        InlineData.heatFolds(4 * rounds); // the small calls' folds, which the collectives reach as rarely
     }
 
     /**
@@ -187,7 +189,9 @@ def main():
 
     /**
      * {@code dst = a op b} over {@code count} elements: the first step of a fold in one pass
-     * instead of a copy and a combine. {@code dst} may be {@code a} (in place).
+     * instead of a copy and a combine. {@code dst} may be {@code a} or {@code b} at the same offset
+     * (in place): every form reads an element's operands before it writes that element (the
+     * native kernels take {@code dst == b} in their general, unrestricted form).
      */
     public static void combine(DataType type, Op op, ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff,
             int count) {

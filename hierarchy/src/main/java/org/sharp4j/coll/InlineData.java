@@ -279,6 +279,49 @@ final class InlineData {
         }
     }
 
+    /**
+     * Runs the four typed folds of {@link #fold2} on private operands, every valid op, at one
+     * element and at the pair path's most ({@link ExchangeAlgorithm#PAIR_BYTES}), {@code rounds}
+     * times: local, no peer involved. For the engine's heating ({@link Reductions#heatKernels}), so
+     * that C2 compiles them before the program's calls: through the collectives the heating reaches
+     * each with a fraction of its calls (one type of four, the array and inline sizes only), and C2
+     * compiled {@code foldInt} during an OSU-style Allreduce of int arrays through the agent, on the
+     * rank's core (Deopts' C2 report after the timed start: 3 runs of 4).
+     */
+    static void heatFolds(int rounds) {
+        int max = ExchangeAlgorithm.PAIR_BYTES / 4;
+        long[] a8 = new long[max];
+        long[] b8 = new long[max];
+        long[] r8 = new long[max];
+        int[] a4 = new int[max];
+        int[] b4 = new int[max];
+        int[] r4 = new int[max];
+        for (int i = 0; i < max; i++) { // normal numbers whatever the type (no subnormal slow paths)
+            a8[i] = Double.doubleToRawLongBits(1.0 + i);
+            b8[i] = Double.doubleToRawLongBits(2.0 + i);
+            a4[i] = Float.floatToRawIntBits(1.0f + i);
+            b4[i] = Float.floatToRawIntBits(2.0f + i);
+        }
+        DataType[] types = DataType.values();
+        Op[] ops = Op.values();
+        for (int r = 0; r < rounds; r++) {
+            for (DataType t : types) {
+                int n = (r & 1) == 0 ? 1 : ExchangeAlgorithm.PAIR_BYTES / t.size;
+                for (Op op : ops) {
+                    if (!op.validFor(t)) {
+                        continue;
+                    }
+                    switch (t) {
+                        case DOUBLE: foldDouble(op, a8, b8, n, r8); break;
+                        case LONG: foldLong(op, a8, b8, n, r8); break;
+                        case FLOAT: foldFloat(op, a4, b4, n, r4); break;
+                        default: foldInt(op, a4, b4, n, r4); break;
+                    }
+                }
+            }
+        }
+    }
+
     private static void foldInt(Op op, int[] a, int[] b, int n, int[] r) {
         switch (op) {
             case SUM:

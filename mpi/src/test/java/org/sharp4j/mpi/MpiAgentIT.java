@@ -292,10 +292,9 @@ class MpiAgentIT {
      * An OSU-style program's calls through the agent, after its set-up, deoptimize no sharp4j code
      * (JFR, {@code mpiapps.Deopts}): the engine's heating and the agent's warm-up took every branch
      * these calls take. Caught: the warm-up gave only int views the bulk copies, so a program's first
-     * float view past 64 B threw {@code Forms.copyIn} and {@code copyOut} away, mid-table. For the
-     * Reduce, C2 compiles none of {@code Engine}'s code during the calls either. Caught: the reuse gate
-     * of a run of Reduces ({@code Engine.awaitAllArrived} then), compiled by C2 during the non-root's
-     * first row.
+     * float view past 64 B threw {@code Forms.copyIn} and {@code copyOut} away, mid-table. Nor does C2
+     * compile {@code Engine}'s code or {@code InlineData}'s folds during the calls (see below for
+     * what it caught).
      */
     @Test
     @Order(5)
@@ -310,13 +309,14 @@ class MpiAgentIT {
             assertEquals(0, r.exit(), r::toString);
             assertEquals(2, count(r.out(), "deopts: "), r::toString);
             assertEquals(2, count(r.out(), "deopts: 0"), () -> args + ": sharp4j code deoptimized during the program's calls\n" + r);
-            if (args.get(0).equals("reduce")) {
-                // nor did C2 compile the engine's code during them (Deopts: "C2 METHOD" after the timed start). Checked
-                // for the Reduce, whose non-root waits at the reuse gate before every call from the fourth on: the
-                // heating never took that gate until Communicator.REDUCE_RUN, and C2 compiled it (Engine.awaitAllArrived
-                // then) during the non-root's first row. Only Engine's methods: C2 still compiles some others during the
-                // calls in some runs (MpiRouter.reduce, ExchangeAlgorithm.fold: 2 runs of 4 here).
-                assertFalse(r.out().contains("C2 org.sharp4j.coll.Engine."), () -> args + ": C2 compiled Engine code during the program's calls\n" + r);
+            // Nor did C2 compile the engine's code or the small calls' folds during them (Deopts: "C2 METHOD" after the
+            // timed start). Caught: the reuse gate of a run of Reduces, which the heating never took until
+            // Communicator.REDUCE_RUN, compiled (as Engine.awaitAllArrived) during the non-root's first Reduce row; and
+            // InlineData.foldInt during the int arrays' Allreduce (3 runs of 4) until InlineData.heatFolds. Not every
+            // class: C2 still compiles some others during the calls in some runs (the exchange's fold and deliver,
+            // Payload.copyOutFrom and MpiRouter.reduce: 1 run in 4 here), which the heating reaches with too few calls.
+            for (String cls : List.of("org.sharp4j.coll.Engine.", "org.sharp4j.coll.InlineData.")) {
+                assertFalse(r.out().contains("C2 " + cls), () -> args + ": C2 compiled " + cls + " during the program's calls\n" + r);
             }
         }
     }
