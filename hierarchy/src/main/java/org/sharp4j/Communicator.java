@@ -175,7 +175,7 @@ public final class Communicator implements AutoCloseable {
                 heatCall(Collective.ALLREDUCE, n, t, op, 0, form, ins, outs, hb);
                 heatCall(Collective.REDUCE, n, t, op, root, form, ins, outs, hb);
                 if ((k & 7) == 7) {
-                    int runRoot = (k >> 3) % size; // every rank in turn (root, k % size, is the same for every k here when size is even)
+                    int runRoot = (k >> 3) % size; // every rank in turn (root, k % size, is the same for all these k when size divides 8)
                     for (int j = 0; j <= REDUCE_RUN; j++) {
                         heatCall(Collective.REDUCE, n, t, op, runRoot, form, ins, outs, hb);
                     }
