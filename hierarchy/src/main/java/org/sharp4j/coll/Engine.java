@@ -449,6 +449,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             this.interUnit = topo.nodeCount() > 1 && allFlat && !phase3.offloaded ? cfg.interPipeline() : 1;
             this.interHeadSplit = topo.nodeCount() > 1 && !phase3.offloaded;
             if (cfg.warmupRounds() > 0) {
+                Payload.loadBufferClasses(); // before anything is compiled against fewer of them
                 waiter.heating(true); // yield to this JVM's compiler threads rather than spin against them
                 try {
                     warmUp(cfg.warmupRounds());

@@ -12,6 +12,40 @@ import org.sharp4j.DataType;
  * {@code ByteBuffer.put(int, ByteBuffer, int, int)}, Java 16+): a memcpy, no views created.
  */
 public final class Payload {
+    /**
+     * Loads every class of typed NIO buffer a program or the agent's warm-up can hand over: heap
+     * and direct, both byte orders, read-only or not, views of a {@code ByteBuffer} and wrapped
+     * arrays. Called before the engine's warm-up. Why: C2 compiles a virtual call on a typed buffer
+     * (the copies' {@code IntBuffer.get(int, int[], int, int)}, ...) against the classes loaded so far,
+     * and the first new one makes that code not entrant. The agent's warm-up loaded
+     * {@code DirectIntBufferS} (a big-endian view) and {@code HeapDoubleBuffer} after the engine's
+     * heating, which threw away the compiled {@code ExchangeAlgorithm.run}, {@code Payload.copyIn} and
+     * {@code copyOutFrom}; C2 compiled them and the exchange's {@code fold} and {@code deliver} again
+     * only during the program's calls (-Xlog:class+load against PrintCompilation, OsuDirect on int
+     * arrays through the agent).
+     */
+    static void loadBufferClasses() {
+        java.nio.ByteOrder[] orders = {java.nio.ByteOrder.BIG_ENDIAN, java.nio.ByteOrder.LITTLE_ENDIAN};
+        for (ByteBuffer b : new ByteBuffer[] {ByteBuffer.allocate(8), ByteBuffer.allocateDirect(8)}) {
+            for (java.nio.ByteOrder o : orders) {
+                for (ByteBuffer v : new ByteBuffer[] {b.duplicate().order(o), b.asReadOnlyBuffer().order(o)}) {
+                    v.asIntBuffer().limit();
+                    v.asLongBuffer().limit();
+                    v.asFloatBuffer().limit();
+                    v.asDoubleBuffer().limit();
+                    v.asShortBuffer().limit(); // types sharp4j does not reduce, but whose buffers a program may make
+                    v.asCharBuffer().limit();
+                }
+            }
+        }
+        java.nio.IntBuffer.wrap(new int[1]).asReadOnlyBuffer().limit();
+        java.nio.LongBuffer.wrap(new long[1]).asReadOnlyBuffer().limit();
+        java.nio.FloatBuffer.wrap(new float[1]).asReadOnlyBuffer().limit();
+        java.nio.DoubleBuffer.wrap(new double[1]).asReadOnlyBuffer().limit();
+        java.nio.ShortBuffer.wrap(new short[1]).asReadOnlyBuffer().limit();
+        java.nio.CharBuffer.wrap(new char[1]).asReadOnlyBuffer().limit();
+    }
+
     static final int NONE = 0;
     static final int ARRAY = 1;
     static final int BUFFER = 2;
