@@ -35,7 +35,7 @@ import mpi.MPIException;
  */
 final class WarmUp {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(MpiRouter.class);
-    /** Iterations of the loop below per {@code sharp4j.warmup} round in a block (16 rounds by default: 1,024 iterations, about 7,000 calls). */
+    /** Iterations of the loop below per {@code sharp4j.warmup} round in a block (16 rounds by default: 1,024 iterations, about 8,500 calls). */
     static final int CALLS_PER_ROUND = 64;
     /**
      * Blocks at most. A block follows the last only if that one still made the JIT compile (on any rank): the
@@ -157,10 +157,14 @@ final class WarmUp {
             allReduce(viaComm, comm, arrays[t], arraysOut[t], 1, types[t], MPI.SUM);
             reduce(viaComm, comm, arrays[t], arraysOut[t], 1, types[t], MPI.SUM, root);
             allReduce(viaComm, comm, views[t], viewsOut[t], 1, types[t], MPI.SUM);
-            if ((i & 3) == 0) {
+            if ((i & 1) == 0) {
                 // past the small-copy threshold, past the engine's inline area, and 4 KiB: the bulk paths, every
-                // type in turn (t is 0 in here: with it, only int views ever took the bulk copies, and a program's
-                // first float view past 64 B threw the compiled copy away: unstable_if in Forms.copyIn, OsuDirect typed)
+                // type in turn (u, not t: when this ran at every fourth iteration t was always 0 here, only int views
+                // took the bulk copies, and a program's first float view past 64 B threw the compiled copy away:
+                // unstable_if in Forms.copyIn, OsuDirect typed). Every second iteration, not every fourth: with a
+                // quarter of the iterations Forms.copyIn and copyOut passed C2's threshold only at the warm-up's
+                // end, and copyOut was compiled during a program's calls (Deopts' C2 report, OsuDirect on float
+                // views: 5 runs of 6; none in 3 after).
                 int u = (i >> 4) & 3;
                 int eu = u == 0 || u == 2 ? 4 : 8;
                 int count = (i & 4) == 0 ? 64 / eu + 2 : (i & 8) == 0 ? 1024 / eu : BIG * 8 / eu;
