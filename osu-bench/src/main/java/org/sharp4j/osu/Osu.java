@@ -25,7 +25,7 @@ import org.sharp4j.osu.Backend.StatOp;
  * measured on sharp4j and on the compared side (Open MPI, or sharp4j with other tuning: {@link Comparison})
  * in the same processes, in alternating blocks ({@link #measure}). One Java-only addition, from OMB-J:
  * before each table {@code --jit-warmup N} (default 30000, spread over the table's sizes, see jitWarmupAll) untimed calls
- * of the smallest message let the JIT compile the loop, so the first rows do not time the interpreter.
+ * let the JIT compile the loop, so the first rows do not time the interpreter.
  *
  * <p>{@link #run} takes the output streams and an {@link Opener}, and returns the exit code rather
  * than exiting, so that tests run it on thread ranks.
@@ -412,24 +412,46 @@ public final class Osu {
     /**
      * Java's warm-up before a table (OMB's C code needs none): {@code --jit-warmup} untimed calls
      * spread over every message size of the table (at most 64 MiB of data per size), so that the
-     * JIT has seen every path (inline, slot, tiled) before it compiles; then {@link #jitSettle}
-     * lets the compiler finish. Without the spread, each new size met code compiled for the
-     * smallest one and whole rows timed the interpreter; without the settle, the C2 threads
-     * compete with two spinning ranks for two cores and finish long after the row.
+     * JIT has seen every path (inline, slot, tiled) before it compiles; the calls that cap leaves
+     * out are made with one element, so that the backend's call path gets all {@code --jit-warmup}
+     * calls whatever the sizes; then {@link #jitSettle} lets the compiler finish. Without the
+     * spread, each new size met code compiled for the smallest one and whole rows timed the
+     * interpreter; without the settle, the C2 threads compete with two spinning ranks for two
+     * cores and finish long after the row. Without the one-element calls, a table of long
+     * messages (64 KiB-16 MiB: about 4,000 calls under the cap) left {@code Sharp4jBackend.reduce}
+     * below C2's threshold: C2 compiled it during the first rows, about 4 ms on a rank's core
+     * while both ranks spun (OSU port, 2 ranks, Reduce and Allreduce: the 64 KiB or 128 KiB row's average
+     * 3.4-6.1x its P50 in 6 runs of 6, its P99 up to 745 us against a P50 of 16).
      */
     static void jitWarmupAll(OsuOptions o, Backend b, Buffers buf, List<Integer> counts, int typeBytes) {
         if (o.jitWarmup() == 0 || counts.isEmpty()) {
             return;
         }
-        int perSize = Math.max(1, o.jitWarmup() / counts.size());
+        int[] plan = warmupPlan(o.jitWarmup(), counts, typeBytes);
         for (int round = 0; round < 2; round++) {
-            for (int count : counts) {
-                long bytes = Math.max(1L, (long) count * typeBytes);
-                int n = (int) Math.max(10, Math.min(perSize / 2, (64L << 20) / bytes));
-                jitWarmup(o, b, buf, count, n);
+            for (int k = 0; k < counts.size(); k++) {
+                jitWarmup(o, b, buf, counts.get(k), plan[k]);
             }
         }
+        jitWarmup(o, b, buf, 1, plan[counts.size()]);
         jitSettle(b);
+    }
+
+    /**
+     * {@link #jitWarmupAll}'s calls: per size and round (two rounds) {@code total / sizes / 2}, at
+     * least 10 and at most 64 MiB of data; last, the one-element calls that make up {@code total}.
+     */
+    static int[] warmupPlan(int total, List<Integer> counts, int typeBytes) {
+        int[] plan = new int[counts.size() + 1];
+        int perSize = Math.max(1, total / counts.size());
+        long made = 0;
+        for (int k = 0; k < counts.size(); k++) {
+            long bytes = Math.max(1L, (long) counts.get(k) * typeBytes);
+            plan[k] = (int) Math.max(10, Math.min(perSize / 2, (64L << 20) / bytes));
+            made += 2L * plan[k];
+        }
+        plan[counts.size()] = (int) Math.max(0, total - made);
+        return plan;
     }
 
     /** Sleeps (not spins) until this JVM's JIT has been idle for 200 ms (at most 10 s), then a barrier. */

@@ -57,6 +57,35 @@ class OptionsTest {
     }
 
     @Test
+    void theJitWarmupMakesAllItsCallsWhateverTheSizes() {
+        // 64 KiB-16 MiB of floats: the 64 MiB cap per size leaves most of the 30,000 calls out, and the
+        // backend's call path stayed below C2's threshold until the first rows; the rest go with one element
+        List<Integer> large = ok(Kind.REDUCE, "-m", "65536:16777216").counts(ElemType.FLOAT);
+        int[] plan = Osu.warmupPlan(30000, large, 4);
+        assertEquals(large.size() + 1, plan.length);
+        long calls = plan[large.size()];
+        for (int k = 0; k < large.size(); k++) {
+            long bytes = 4L * large.get(k);
+            assertTrue(plan[k] == 10 || plan[k] >= 10 && plan[k] * bytes <= 64L << 20, "size " + bytes + ": " + plan[k]);
+            calls += 2L * plan[k];
+        }
+        assertEquals(30000, calls);
+        assertTrue(plan[large.size()] > 20000, "one-element calls: " + plan[large.size()]);
+        // small sizes: the spread makes the calls, the rest is rounding
+        List<Integer> small = ok(Kind.REDUCE, "-m", "4:4096").counts(ElemType.FLOAT);
+        int[] p = Osu.warmupPlan(30000, small, 4);
+        long spread = 0;
+        for (int k = 0; k < small.size(); k++) {
+            assertEquals(30000 / small.size() / 2, p[k]);
+            spread += 2L * p[k];
+        }
+        assertEquals(30000 - spread, p[small.size()]);
+        assertTrue(p[small.size()] < 2 * small.size());
+        // fewer calls asked for than the per-size minimum: no top-up
+        assertEquals(0, Osu.warmupPlan(50, large, 4)[large.size()]);
+    }
+
+    @Test
     void givenIterationsApplyToAllSizes() {
         OsuOptions o = ok(Kind.ALLREDUCE, "-i", "50", "-x", "5");
         assertEquals(50, o.iterationsFor(4));
