@@ -9,7 +9,6 @@ import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
 import java.lang.instrument.IllegalClassFormatException;
 import java.lang.instrument.Instrumentation;
-import java.net.URL;
 import java.security.ProtectionDomain;
 import java.util.ArrayList;
 import java.util.List;
@@ -71,7 +70,7 @@ public final class Sharp4jAgent {
             if (AgentStatus.installed) {
                 return;
             }
-            useBundledLogbackConfig();
+            AgentLogging.configure();
             // Byte Buddy's safe mode: no sun.misc.Unsafe (JDK 24+ warns on stderr about its memory access). The agent
             // only inlines advice and injects no class, which is all safe mode gives up. In the agent jar this name is
             // relocated with Byte Buddy, so it concerns only the agent's own copy, never the program's.
@@ -228,22 +227,6 @@ public final class Sharp4jAgent {
         @Override
         public void onError(String typeName, ClassLoader loader, JavaModule module, boolean loaded, Throwable error) {
             log.warn("sharp4j-mpi: could not instrument {}; its calls go to MPI", typeName, error);
-        }
-    }
-
-    /**
-     * Unless the program brings its own Logback configuration (a logback.xml or logback-test.xml
-     * on the class path, or -Dlogback.configurationFile), use the agent's: sharp4j-mpi at INFO
-     * (sharp4j.mpi.log.level), the rest of sharp4j at WARN (sharp4j.log.level), to stderr.
-     */
-    private static void useBundledLogbackConfig() {
-        if (System.getProperty("logback.configurationFile") != null || ClassLoader.getSystemResource("logback-test.xml") != null
-                || ClassLoader.getSystemResource("logback.xml") != null) {
-            return;
-        }
-        URL ours = Sharp4jAgent.class.getResource("agent-logback.xml");
-        if (ours != null) {
-            System.setProperty("logback.configurationFile", ours.toString());
         }
     }
 

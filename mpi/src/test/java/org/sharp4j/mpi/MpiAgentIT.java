@@ -123,7 +123,7 @@ class MpiAgentIT {
                     "Byte Buddy outside its relocated package");
             assertFalse(names.stream().anyMatch(n -> n.startsWith("mpi/")), "mpi.jar's classes belong to the user's Open MPI");
             for (String needed : List.of("org/sharp4j/Communicator.class", "org/sharp4j/tuning/TuningTable.class",
-                    "org/slf4j/LoggerFactory.class", "ch/qos/logback/classic/Logger.class", "org/sharp4j/mpi/agent-logback.xml")) {
+                    "org/slf4j/LoggerFactory.class", "ch/qos/logback/classic/Logger.class", "org/sharp4j/mpi/AgentLogging.class")) {
                 assertTrue(names.contains(needed), needed);
             }
             assertFalse(names.contains("logback.xml"), "the agent must not impose a logback.xml on the program");
