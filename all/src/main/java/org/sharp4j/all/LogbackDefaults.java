@@ -1,14 +1,11 @@
 package org.sharp4j.all;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.Configurator;
 import ch.qos.logback.classic.spi.ConfiguratorRank;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.ConsoleAppender;
 import ch.qos.logback.core.spi.ContextAwareBase;
+import org.sharp4j.logging.StderrLogback;
 
 /**
  * Logback's configuration when the application has none, for programs that depend on the
@@ -22,35 +19,15 @@ import ch.qos.logback.core.spi.ContextAwareBase;
 @ConfiguratorRank(ConfiguratorRank.FALLBACK)
 public final class LogbackDefaults extends ContextAwareBase implements Configurator {
     /** The property that sets the level of sharp4j's loggers (also read by osu-bench's logback.xml). */
-    public static final String LEVEL_PROPERTY = "sharp4j.log.level";
+    public static final String LEVEL_PROPERTY = StderrLogback.LEVEL_PROPERTY;
 
     @Override
     public ExecutionStatus configure(LoggerContext lc) {
-        ClassLoader cl = LogbackDefaults.class.getClassLoader();
-        if (userConfigured(System.getProperty("logback.configurationFile"), cl)) {
+        if (StderrLogback.userConfigured(System.getProperty("logback.configurationFile"), LogbackDefaults.class.getClassLoader())) {
             return ExecutionStatus.INVOKE_NEXT_IF_ANY;
         }
-        ConsoleAppender<ILoggingEvent> err = new ConsoleAppender<>();
-        err.setContext(lc);
-        err.setName("sharp4j-stderr");
-        err.setTarget("System.err");
-        PatternLayoutEncoder enc = new PatternLayoutEncoder();
-        enc.setContext(lc);
-        enc.setPattern("%d{HH:mm:ss.SSS} %-5level %logger{0} - %msg%n");
-        enc.start();
-        err.setEncoder(enc);
-        err.start();
-        Logger root = lc.getLogger(Logger.ROOT_LOGGER_NAME);
-        root.setLevel(Level.WARN);
-        root.addAppender(err);
-        lc.getLogger("org.sharp4j").setLevel(sharp4jLevel(System.getProperty(LEVEL_PROPERTY)));
+        StderrLogback.configure(lc, sharp4jLevel(System.getProperty(LEVEL_PROPERTY)));
         return ExecutionStatus.DO_NOT_INVOKE_NEXT_IF_ANY;
-    }
-
-    /** True when the application configures Logback itself (then Logback's own lookup applies). */
-    static boolean userConfigured(String configurationFile, ClassLoader cl) {
-        return (configurationFile != null && !configurationFile.isBlank()) || cl.getResource("logback-test.xml") != null
-                || cl.getResource("logback.xml") != null;
     }
 
     /**
@@ -58,10 +35,7 @@ public final class LogbackDefaults extends ContextAwareBase implements Configura
      * reported on stderr (this runs while logging starts, so it cannot throw nor log) and WARN used.
      */
     static Level sharp4jLevel(String value) {
-        if (value == null || value.isBlank()) {
-            return Level.WARN;
-        }
-        Level l = Level.toLevel(value.trim(), null);
+        Level l = StderrLogback.parseLevel(value, Level.WARN);
         if (l == null) {
             System.err.println("sharp4j: " + LEVEL_PROPERTY + " must be one of TRACE, DEBUG, INFO, WARN, ERROR, OFF, got '"
                     + value + "'; using WARN");

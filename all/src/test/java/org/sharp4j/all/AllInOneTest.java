@@ -10,9 +10,6 @@ import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.core.Appender;
 import ch.qos.logback.core.ConsoleAppender;
 import java.io.File;
-import java.net.URL;
-import java.net.URLClassLoader;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -65,22 +62,12 @@ class AllInOneTest {
         LoggerContext lc = (LoggerContext) LoggerFactory.getILoggerFactory();
         ch.qos.logback.classic.Logger root = lc.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
         assertEquals(Level.WARN, root.getLevel());
-        Appender<?> a = root.getAppender("sharp4j-stderr");
+        Appender<?> a = root.getAppender(org.sharp4j.logging.StderrLogback.APPENDER);
         assertNotNull(a, "LogbackDefaults did not configure Logback");
         assertEquals("System.err", ((ConsoleAppender<?>) a).getTarget());
         assertEquals(Level.WARN, lc.getLogger("org.sharp4j").getLevel());
         assertTrue(LoggerFactory.getLogger("org.sharp4j.x").isWarnEnabled());
         assertFalse(LoggerFactory.getLogger("org.sharp4j.x").isInfoEnabled());
-    }
-
-    @Test
-    void aUserConfigurationTakesPrecedence(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
-        ClassLoader none = new URLClassLoader(new URL[] {dir.toUri().toURL()}, null);
-        assertFalse(LogbackDefaults.userConfigured(null, none));
-        assertFalse(LogbackDefaults.userConfigured(" ", none));
-        assertTrue(LogbackDefaults.userConfigured("/etc/my-logback.xml", none));
-        Files.writeString(dir.resolve("logback.xml"), "<configuration/>");
-        assertTrue(LogbackDefaults.userConfigured(null, new URLClassLoader(new URL[] {dir.toUri().toURL()}, null)));
     }
 
     @Test

@@ -1,7 +1,6 @@
 package org.sharp4j.mpi;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import ch.qos.logback.classic.Level;
@@ -10,17 +9,11 @@ import ch.qos.logback.core.Appender;
 import ch.qos.logback.core.ConsoleAppender;
 import ch.qos.logback.core.read.ListAppender;
 import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.io.PrintStream;
-import java.net.URL;
-import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Iterator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.Logger;
 
 /** The agent's logging set-up on a private LoggerContext (the test JVM's own stays as it is). */
@@ -46,7 +39,7 @@ class AgentLoggingTest {
         assertEquals(Level.INFO, lc.getLogger("org.sharp4j.mpi.CommState").getEffectiveLevel());
         assertEquals(Level.WARN, lc.getLogger("org.sharp4j.coll.Engine").getEffectiveLevel());
         assertEquals(Level.WARN, lc.getLogger("com.example.Program").getEffectiveLevel());
-        ConsoleAppender<?> err = (ConsoleAppender<?>) root.getAppender("SHARP4J_ERR");
+        ConsoleAppender<?> err = (ConsoleAppender<?>) root.getAppender(org.sharp4j.logging.StderrLogback.APPENDER);
         assertNotNull(err, "the stderr appender");
         assertEquals("System.err", err.getTarget());
         int appenders = 0;
@@ -79,17 +72,5 @@ class AgentLoggingTest {
         String said = buf.toString(StandardCharsets.UTF_8);
         assertTrue(said.contains("sharp4j.log.level") && said.contains("'loud'") && said.contains("using WARN"), said);
         assertEquals(Level.INFO, AgentLogging.level(AgentLogging.MPI_LEVEL_PROPERTY, Level.INFO), "unset: the default");
-    }
-
-    @Test
-    void theProgramsOwnConfigurationWins(@TempDir Path dir) throws IOException {
-        try (URLClassLoader none = new URLClassLoader(new URL[0], null)) {
-            assertFalse(AgentLogging.userConfigured(null, none));
-            assertTrue(AgentLogging.userConfigured("/etc/app/logback.xml", none));
-        }
-        Files.writeString(dir.resolve("logback.xml"), "<configuration/>");
-        try (URLClassLoader withFile = new URLClassLoader(new URL[] {dir.toUri().toURL()}, null)) {
-            assertTrue(AgentLogging.userConfigured(null, withFile));
-        }
     }
 }

@@ -1,13 +1,10 @@
 package org.sharp4j.osu;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.Configurator;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.ConsoleAppender;
 import ch.qos.logback.core.spi.ContextAwareBase;
+import org.sharp4j.logging.StderrLogback;
 
 /**
  * Logback's configuration for the benchmarks and tools when the program has none of its own:
@@ -23,7 +20,7 @@ import ch.qos.logback.core.spi.ContextAwareBase;
  */
 public final class StderrLogging extends ContextAwareBase implements Configurator {
     /** The level of the {@code org.sharp4j} loggers (TRACE, DEBUG, INFO, WARN, ERROR, OFF). */
-    public static final String LEVEL_PROPERTY = "sharp4j.log.level";
+    public static final String LEVEL_PROPERTY = StderrLogback.LEVEL_PROPERTY;
 
     private final ClassLoader loader;
 
@@ -39,8 +36,7 @@ public final class StderrLogging extends ContextAwareBase implements Configurato
 
     /** Whether the program configures Logback itself (then Logback's own lookup takes over). */
     boolean userConfigured() {
-        return System.getProperty("logback.configurationFile") != null
-                || loader.getResource("logback-test.xml") != null || loader.getResource("logback.xml") != null;
+        return StderrLogback.userConfigured(System.getProperty("logback.configurationFile"), loader);
     }
 
     /**
@@ -49,10 +45,7 @@ public final class StderrLogging extends ContextAwareBase implements Configurato
      * @throws IllegalArgumentException when it names no level
      */
     static Level level(String value) {
-        if (value == null || value.isBlank()) {
-            return Level.WARN;
-        }
-        Level l = Level.toLevel(value.trim(), null);
+        Level l = StderrLogback.parseLevel(value, Level.WARN);
         if (l == null) {
             throw new IllegalArgumentException(LEVEL_PROPERTY + ": '" + value + "' is not a log level (TRACE, DEBUG, INFO, WARN, ERROR, OFF)");
         }
@@ -65,21 +58,7 @@ public final class StderrLogging extends ContextAwareBase implements Configurato
             addInfo("sharp4j: the program has its own Logback configuration; using it");
             return ExecutionStatus.INVOKE_NEXT_IF_ANY;
         }
-        Level sharp4j = level(System.getProperty(LEVEL_PROPERTY));
-        PatternLayoutEncoder encoder = new PatternLayoutEncoder();
-        encoder.setContext(lc);
-        encoder.setPattern("%d{HH:mm:ss.SSS} %-5level %logger{0} - %msg%n");
-        encoder.start();
-        ConsoleAppender<ILoggingEvent> err = new ConsoleAppender<>();
-        err.setContext(lc);
-        err.setName("SHARP4J_ERR");
-        err.setTarget("System.err");
-        err.setEncoder(encoder);
-        err.start();
-        Logger root = lc.getLogger(Logger.ROOT_LOGGER_NAME);
-        root.setLevel(Level.WARN);
-        root.addAppender(err);
-        lc.getLogger("org.sharp4j").setLevel(sharp4j);
+        StderrLogback.configure(lc, level(System.getProperty(LEVEL_PROPERTY)));
         return ExecutionStatus.DO_NOT_INVOKE_NEXT_IF_ANY;
     }
 }
