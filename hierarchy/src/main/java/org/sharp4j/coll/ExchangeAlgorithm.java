@@ -289,7 +289,11 @@ final class ExchangeAlgorithm {
         if (!Payload.overlaps(src, dst, t, count)) {
             return true;
         }
-        return src.sameStart(dst); // overlapping: the same kind (Payload.overlaps)
+        // Overlapping, so of the same kind (Payload.overlaps): in place when both start at the same element. Written
+        // out here, not as a method of Payload: the heating's calls are rarely in place, so C2 compiled that method's
+        // call site cold, and an agent program passing typed buffers (in place in the agent's scratch) made it hot:
+        // Temurin 25 then compiled the method on its own during the program's calls (MpiAgentIT, 1 run in 3).
+        return src.kind == Payload.BUFFER ? src.buffer == dst.buffer && src.off == dst.off : src.sharedOff == dst.sharedOff;
     }
 
     /**

@@ -122,11 +122,6 @@ public final class Payload {
         return kind == BUFFER ? (off + first) * t.size : sharedOff + first * t.size;
     }
 
-    /** Whether {@code other} (of the same kind) starts at the same element of the same memory. */
-    boolean sameStart(Payload other) {
-        return kind == BUFFER ? buffer == other.buffer && off == other.off : sharedOff == other.sharedOff;
-    }
-
     /** Up to this many bytes, arrays are copied element by element: a bulk copy's setup costs more than a line's elements. */
     static final int SMALL_BYTES = 64;
 
