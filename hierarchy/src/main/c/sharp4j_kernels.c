@@ -28,10 +28,14 @@
  * jni.h are there); loaded from the jar by NativeKernels, which falls back to the Java kernels
  * when it is absent or cannot load.
  */
+#define _GNU_SOURCE /* process_vm_readv */
 #include <emmintrin.h> /* the streaming copy's SSE2 non-temporal stores */
 #include <jni.h>
 #include <stdint.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
 
 /* Element types and ops, in the order of org.sharp4j.DataType and org.sharp4j.Op:
  * NativeKernels checks this string against the enums before it uses the library. */
@@ -260,4 +264,55 @@ JNIEXPORT void JNICALL Java_org_sharp4j_coll_NativeKernels_copyStreaming(JNIEnv 
     }
     memcpy(d + 64 * lines, s + 64 * lines, (size_t)(bytes - 64 * lines));
     _mm_sfence();
+}
+
+/* ---- Reading another process's memory (CMA: cross-memory attach) ----
+ *
+ * For the cma Reduce (org.sharp4j.coll.PeerReads): the root reads a member's input where it lies,
+ * in the member's process, instead of the member copying it into shared memory first; one copy,
+ * by the kernel, as Open MPI's shared-memory transport does (vader's single copy). The kernel
+ * checks the reader's ptrace access to the peer (same user, and under Yama's ptrace_scope 1 the
+ * peer must have named its readers: allowPeerReads). */
+
+/* The address of a direct buffer's first byte, as a number another process can be told. */
+JNIEXPORT jlong JNICALL Java_org_sharp4j_coll_NativeKernels_address(JNIEnv *env, jclass cls, jobject buf) {
+    (void)cls;
+    return (jlong)(uintptr_t)(*env)->GetDirectBufferAddress(env, buf);
+}
+
+/* Copies bytes at address remote of process pid into dst + dOff; returns bytes, or -errno (ESRCH:
+ * no such process; EPERM: no ptrace access; EFAULT: the range is not mapped there). A partial read
+ * (the kernel stops at an unmapped page) is continued from where it stopped, and ends in EFAULT
+ * there: the caller never takes part of a range for the whole. */
+JNIEXPORT jlong JNICALL Java_org_sharp4j_coll_NativeKernels_readPeer(JNIEnv *env, jclass cls, jlong pid, jlong remote,
+        jobject dst, jlong dOff, jlong bytes) {
+    (void)cls;
+    char *d = (char *)(*env)->GetDirectBufferAddress(env, dst) + dOff;
+    jlong done = 0;
+    while (done < bytes) {
+        struct iovec l = {d + done, (size_t)(bytes - done)};
+        struct iovec r = {(void *)(uintptr_t)(remote + done), (size_t)(bytes - done)};
+        ssize_t n = process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return -(jlong)errno;
+        }
+        if (n == 0) return -(jlong)EFAULT;
+        done += n;
+    }
+    return done;
+}
+
+/* prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY): under Yama's ptrace_scope 1 lets the other processes
+ * of this user read this one's memory (Open MPI does the same for its single copy). 0, or -errno. */
+JNIEXPORT jint JNICALL Java_org_sharp4j_coll_NativeKernels_allowPeerReads(JNIEnv *env, jclass cls) {
+    (void)env;
+    (void)cls;
+#ifndef PR_SET_PTRACER
+#define PR_SET_PTRACER 0x59616d61
+#endif
+#ifndef PR_SET_PTRACER_ANY
+#define PR_SET_PTRACER_ANY ((unsigned long)-1)
+#endif
+    return prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) == 0 ? 0 : -errno;
 }

@@ -29,6 +29,8 @@ import org.sharp4j.tuning.TuningTable;
  *   <tr><td>sharp4j.internode.fragment</td><td>auto (default: up to 512k, see HostStep.partFragBytes), or a size of 4k to 512k in pages:
  *       the host path's message size for the later parts of long calls; the same on every rank</td></tr>
  *   <tr><td>sharp4j.stores</td><td>auto (default), streaming or ordinary: how a rank writes what others read next in long calls (see StoreChoice)</td></tr>
+ *   <tr><td>sharp4j.cma</td><td>auto (default) or off: whether the ranks of a socket may read each other's memory
+ *       ({@code process_vm_readv}) for the cma Reduce of the tuning table (see PeerReads); off runs it as direct</td></tr>
  *   <tr><td>sharp4j.warmup</td><td>JIT warm-up rounds at creation, default 16, then the hot path heated until compiled, once per JVM (0: off)</td></tr>
  * </table>
  */
@@ -63,6 +65,7 @@ public final class Config {
     /** sharp4j.internode.fragment: 0 = auto (the host path's choice). */
     private int interFragment;
     private String stores = "auto";
+    private boolean cma = true;
 
     private Config() {
     }
@@ -86,6 +89,7 @@ public final class Config {
         c.interPipeline = interPipeline;
         c.interFragment = interFragment;
         c.stores = stores;
+        c.cma = cma;
         return c;
     }
 
@@ -197,6 +201,13 @@ public final class Config {
             return f;
         });
         c.stores = prop(p, "sharp4j.stores", "auto", v -> v.trim().toLowerCase(java.util.Locale.ROOT)); // checked in validated()
+        c.cma = prop(p, "sharp4j.cma", "auto", v -> {
+            String t = v.trim().toLowerCase(java.util.Locale.ROOT);
+            if (!t.equals("auto") && !t.equals("off")) {
+                throw new IllegalArgumentException("must be auto (the ranks of a socket read each other's inputs where they can) or off");
+            }
+            return t.equals("auto");
+        });
         return c.validated();
     }
 
@@ -283,6 +294,18 @@ public final class Config {
         Config c = copy();
         c.stores = mode;
         return c.validated();
+    }
+
+    /** {@code sharp4j.cma}: true for auto, false for off. */
+    public Config withCma(boolean auto) {
+        Config c = copy();
+        c.cma = auto;
+        return c.validated();
+    }
+
+    /** Whether the ranks of a socket may read each other's memory where they can ({@code sharp4j.cma=auto}). */
+    public boolean cma() {
+        return cma;
     }
 
     /** How calls store what other ranks read next: streaming, ordinary, or chosen per call (auto); {@code sharp4j.stores}. */

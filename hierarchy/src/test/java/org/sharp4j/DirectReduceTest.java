@@ -21,10 +21,11 @@ import org.sharp4j.tuning.Collective;
 import org.sharp4j.tuning.IntraNodeAlgorithm;
 
 /**
- * The direct Reduce ({@code org.sharp4j.coll.DirectReduceAlgorithm}): bit-exact against the
- * documented order (left to right over members) for every type x op, counts around chunk
- * boundaries, every root, every buffer form, 1-8 ranks; the tiled fallback on 2 sockets and 2
- * nodes; mismatches and missing peers.
+ * The direct Reduce ({@code org.sharp4j.coll.DirectReduceAlgorithm}) and the cma Reduce (the same
+ * with the members' direct-buffer inputs read by the root from their memory): bit-exact against
+ * the documented order (left to right over members) for every type x op, counts around chunk and
+ * read boundaries, every root, every buffer form and members mixing them, 1-8 ranks; the tiled
+ * fallback on 2 sockets and 2 nodes; mismatches and missing peers.
  */
 class DirectReduceTest {
     /** 4 KiB slots, the direct Reduce from 0 bytes: many chunks on small data. */
@@ -36,27 +37,59 @@ class DirectReduceTest {
 
     static Stream<Arguments> shapes() {
         List<Arguments> out = new ArrayList<>();
-        for (int ranks = 1; ranks <= 8; ranks++) {
-            out.add(Arguments.of(ranks, 1, 1, "4k"));
-            out.add(Arguments.of(ranks, 1, 1, "1k"));
-            if (ranks == 2 || ranks == 3 || ranks == 4 || ranks == 8) {
-                out.add(Arguments.of(ranks, 1, 1, "64k")); // the default slot: 4 pieces of 16 KiB per chunk
-            }
-            if (ranks >= 2 && ranks % 3 != 0) { // tiled stands in: same bits
-                out.add(Arguments.of(ranks, 1, 2, "4k"));
-                out.add(Arguments.of(ranks, 2, 1, "1k"));
+        for (String alg : new String[] {"direct", "cma"}) {
+            for (int ranks = 1; ranks <= 8; ranks++) {
+                out.add(Arguments.of(ranks, 1, 1, "4k", alg));
+                if (alg.equals("direct") || ranks == 2 || ranks == 5) {
+                    out.add(Arguments.of(ranks, 1, 1, "1k", alg));
+                }
+                if (ranks == 2 || ranks == 3 || ranks == 4 || ranks == 8) {
+                    out.add(Arguments.of(ranks, 1, 1, "64k", alg)); // the default slot: 4 pieces of 16 KiB per chunk
+                }
+                if (ranks >= 2 && ranks % 3 != 0 && (alg.equals("direct") || ranks == 4)) { // tiled stands in: same bits
+                    out.add(Arguments.of(ranks, 1, 2, "4k", alg));
+                    out.add(Arguments.of(ranks, 2, 1, "1k", alg));
+                }
             }
         }
         return out.stream();
     }
 
-    @ParameterizedTest(name = "{0} ranks, {1} node(s) x {2} socket(s), chunk {3}")
+    /** The test's configuration: the slot of {@code chunk} and a rule giving Reduce to {@code alg} from 0 bytes. */
+    static Config config(String chunk, String alg) {
+        Config base = chunk.equals("1k") ? DIRECT_1K : chunk.equals("64k") ? DIRECT_64K : DIRECT;
+        return alg.equals("direct") ? base : base.withTuneOverride("reduce:0-inf:" + alg + (chunk.equals("1k") ? ":chunk=1k" : ""));
+    }
+
+    /**
+     * The algorithm a Reduce of one node and one socket runs for rule {@code alg}: cma where the
+     * ranks read each other's memory, which ranks that are threads of one process always can where
+     * the native kernels are loaded (any other reason is a bug).
+     */
+    static IntraNodeAlgorithm oneSocket(Communicator comm, String alg) {
+        if (alg.equals("direct")) {
+            return IntraNodeAlgorithm.DIRECT;
+        }
+        String why = comm.engine().peerReadsWhyNot();
+        if (comm.size() == 1) {
+            assertEquals("one rank on the socket", why);
+            return IntraNodeAlgorithm.DIRECT;
+        }
+        assertTrue(why == null || why.startsWith("the native kernels are not loaded"), why);
+        boolean nativeBuilt = org.sharp4j.coll.Engine.class.getResource("native/libsharp4j_kernels-linux-amd64.so") != null;
+        if (nativeBuilt && System.getProperty("sharp4j.kernels") == null && Runtime.version().feature() < 24) {
+            assertNull(why, "the jar has the native kernels: ranks that are threads read each other");
+        }
+        return why == null ? IntraNodeAlgorithm.CMA : IntraNodeAlgorithm.DIRECT;
+    }
+
+    @ParameterizedTest(name = "{0} ranks, {1} node(s) x {2} socket(s), chunk {3}, {4}")
     @MethodSource("shapes")
-    void everyTypeOpCountRootAndForm(int ranks, int nodes, int sockets, String chunk) {
-        Config cfg = (chunk.equals("1k") ? DIRECT_1K : chunk.equals("64k") ? DIRECT_64K : DIRECT).withSimulatedTopology(nodes, sockets);
+    void everyTypeOpCountRootAndForm(int ranks, int nodes, int sockets, String chunk, String alg) {
+        Config cfg = config(chunk, alg).withSimulatedTopology(nodes, sockets);
         int chunkBytes = chunk.equals("1k") ? 1024 : chunk.equals("64k") ? 65536 : 4096;
         ThreadRanks.run(ranks, cfg, comm -> {
-            IntraNodeAlgorithm expect = nodes == 1 && sockets == 1 ? IntraNodeAlgorithm.DIRECT : IntraNodeAlgorithm.TILED;
+            IntraNodeAlgorithm expect = nodes == 1 && sockets == 1 ? oneSocket(comm, alg) : IntraNodeAlgorithm.TILED;
             assertEquals(expect, comm.engine().algorithm(Collective.REDUCE, 100_000));
             // the built-in table (64k: no legacy threshold) gives one node's Allreduce from 64 KiB to the pipelined algorithm
             IntraNodeAlgorithm allreduce = chunk.equals("64k") && nodes == 1 && sockets == 1 ? IntraNodeAlgorithm.PIPELINED
@@ -87,8 +120,39 @@ class DirectReduceTest {
                     inPlaceDirectBuffer(comm, t, 2 * c + 3, root, seed++);
                 }
             }
-            if (expect == IntraNodeAlgorithm.DIRECT && comm.size() > 1) {
-                assertTrue(comm.engine().calls(IntraNodeAlgorithm.DIRECT) > 0);
+            if (expect != IntraNodeAlgorithm.TILED && comm.size() > 1) {
+                assertTrue(comm.engine().calls(expect) > 0);
+            }
+        });
+    }
+
+    /**
+     * The cma Reduce with every member passing its own form in the same call (arrays, direct
+     * buffers at an offset, in place, the shared buffer): members read by the root, members that
+     * copy into their slots and members read in place in one fold, bit-exact; with reads of several
+     * steps per chunk (64 KiB chunks, reads of 16-256 KiB: 8 ranks read 64 KiB per step).
+     */
+    @ParameterizedTest(name = "{0} ranks, chunk {1}")
+    @CsvSource({"2,4k", "3,4k", "4,64k", "8,64k", "5,1k"})
+    void membersMixTheirFormsInOneCmaReduce(int ranks, String chunk) {
+        int chunkBytes = chunk.equals("1k") ? 1024 : chunk.equals("64k") ? 65536 : 4096;
+        ThreadRanks.run(ranks, config(chunk, "cma"), comm -> {
+            assertEquals(oneSocket(comm, "cma"), comm.engine().algorithm(Collective.REDUCE, 100_000));
+            long seed = 4242;
+            int k = 0;
+            for (DataType t : DataType.values()) {
+                int c = chunkBytes / t.size;
+                for (int count : new int[] {1, c - 1, c + 1, 3 * c + 5, 70_000 / t.size, 300_000 / t.size}) {
+                    for (Op op : new Op[] {Op.SUM, Op.MAX}) {
+                        int root = k % comm.size();
+                        Api mine = Api.values()[(comm.rank() + k) % Api.values().length];
+                        if (mine == Api.SHARED && (long) count * t.size > comm.sharedBuffer().capacity()) {
+                            mine = Api.BUFFERS; // check() skips a call its shared buffer cannot hold: every rank must call
+                        }
+                        CollectiveCorrectnessTest.check(comm, Collective.REDUCE, t, op, count, root, seed++, mine);
+                        k++;
+                    }
+                }
             }
         });
     }

@@ -57,6 +57,28 @@ import org.sharp4j.shm.Waiter;
  * fence at the end of the copy orders it before the progress word's release. The root's own
  * copies (arrays) and the other algorithms keep ordinary stores.
  *
+ * <h2>The cma Reduce: the root reads the members' inputs from their processes</h2>
+ * With {@code cma} (the tuning table's {@code cma}, where the socket's ranks can read each other's
+ * memory: {@link PeerReads}) a non-root whose input is a direct buffer copies nothing: it writes the
+ * input's address into its {@link #ADDRESS} word (plain, before its ARRIVED, which orders it) and
+ * its progress word says every piece is there. The root, having acquired that ARRIVED, reads the
+ * member's part of each step ({@link #stageBytes}: up to 256 KiB per member) into a block of its own
+ * ({@code process_vm_readv}: the kernel's copy, one system call per member and step) and folds the
+ * step from there as from a slot: the same operands in the same order, the same bits. A member whose
+ * input is an array copies into its slot, one whose input is its shared buffer is read in place, as
+ * in the direct Reduce; the root's {@link #ADDRESS} read tells it which (0: not read from the
+ * process). Who returns when: a member read from its process waits for the root's TILED of its last
+ * chunk, as a shared-buffer member does (its buffer must not change before it is read); when the root
+ * reads every other member from its process, it publishes each chunk's TILED once it has read the
+ * chunk, before folding it, so the members return while it folds. Critical path of the root for q
+ * members and N bytes: (q-1) N read by the kernel (lines clean in the members' caches, or, for an
+ * input that did not change since the last call, still in the root's) and the fold of q N; the
+ * members' copies of N are gone. Measured on the Intel VM (2 ranks, OSU port, same processes): 1.1-1.9x
+ * faster than the direct Reduce at 16-256 KiB, slower from 512 KiB, where the reads no longer stay
+ * in the root's L2 beside the fold; 3 and 4 ranks on those 2 cores slower (0.5-1.1x: the root reads
+ * alone what the members copied; more cores were not at hand). The built-in table takes it for 2
+ * ranks at 16-256 KiB.
+ *
  * <h2>The verdict (argument check)</h2>
  * Every rank, root or not, acquires every member's ARRIVED of the call's first chunk before it
  * goes past that chunk, and the verdict is the first member, in member order, whose descriptor
@@ -84,6 +106,20 @@ final class DirectReduceAlgorithm {
     static final int PROGRESS = ShmLevel.INLINE;
     /** A member publishes its chunk in pieces of this many bytes, so that the root's fold overlaps the copy. */
     static final int PIECE_BYTES = 16 * 1024;
+    /**
+     * Address word next to the progress word, written before the ARRIVED like it: in the cma Reduce,
+     * where a member's input lies in its process (its element 0; the root adds the chunk's offset),
+     * 0 when the member copies into its slot (always in the direct Reduce).
+     */
+    static final int ADDRESS = PROGRESS + 8;
+    /**
+     * Bytes the cma root stages per call of {@code process_vm_readv} over all members: one read per
+     * member per step of {@code STAGE_BYTES / (q-1)} (16-256 KiB). A read costs a system call and the
+     * pinning of the peer's pages, so few and large; the staged blocks stay in the root's L2 for the
+     * fold. Measured in C on this project's Intel VM (2 ranks, the root's time per call, 256 KiB):
+     * reads of 16 KiB 27.2 us, of 64 KiB 22.1, of 256 KiB 19.9 (osu-bench/bench/shm-reduce-floor.c, mode 3).
+     */
+    static final int STAGE_BYTES = 512 * 1024;
 
     private final Engine e;
     /** The root's operands of the current chunk (grown once to the member count; no allocation per call). */
@@ -91,13 +127,16 @@ final class DirectReduceAlgorithm {
     private int[] xOff = new int[0];
     /** The operands' offsets of the current piece. */
     private int[] pieceOff = new int[0];
+    /** The cma root's reads: each member's input address (0: it copies into its slot), and the block they are read into. */
+    private long[] remote = new long[0];
+    private ByteBuffer stage;
 
     DirectReduceAlgorithm(Engine e) {
         this.e = e;
     }
 
-    /** One node, one socket: see the class comment. */
-    void run(DataType t, Op op, int root, int count, long desc, int chunkBytes) {
+    /** One node, one socket: see the class comment; {@code cma}: the cma Reduce (members' inputs read by the root). */
+    void run(DataType t, Op op, int root, int count, long desc, int chunkBytes, boolean cma) {
         final Engine e = this.e;
         final ShmLevel sock = e.sock;
         final CallStatus st = e.st;
@@ -121,11 +160,20 @@ final class DirectReduceAlgorithm {
         // A non-root's copies with streaming stores as its timings choose (StoreChoice; the root copies only arrays, ordinarily).
         final long bytes = (long) count * size;
         final long start = System.nanoTime();
-        final boolean streaming = !isRoot && e.stores.streaming(bytes);
+        // cma: a member whose input is a direct buffer copies nothing; the root reads it in this process
+        final boolean readMe = cma && !isRoot && src.kind == Payload.BUFFER && src.buffer.isDirect();
+        final long myAddress = readMe ? PeerReads.address(src.buffer) + src.byteOffset(t, 0) : 0;
+        final boolean streaming = !isRoot && !readMe && e.stores.streaming(bytes);
+        // the root's step: a piece of every slot (16 KiB), or in the cma Reduce a read of every member's input
+        final int stepElems = cma ? Math.max(pieceElems, Math.min(chunkElems, stageBytes(q) / size)) : pieceElems;
         if (xBuf.length < q) {
             xBuf = new ByteBuffer[q];
             xOff = new int[q];
             pieceOff = new int[q];
+            remote = new long[q];
+        }
+        if (cma && isRoot && (stage == null || stage.capacity() < q * stageBytes(q))) {
+            stage = ByteBuffer.allocateDirect(q * stageBytes(q)).order(java.nio.ByteOrder.nativeOrder());
         }
         long s = 0;
         long firstSeq = -1;
@@ -151,9 +199,10 @@ final class DirectReduceAlgorithm {
                 // root folds a piece as soon as every member published it. The word held other data
                 // (the inline area of earlier calls): it is reset before the ARRIVED that orders it.
                 final int progress = sock.ctl(set, me) + PROGRESS;
-                Flags.put(sock.buf, progress, (s << 20) | (shared ? 0xFFFFF : 0));
+                Flags.put(sock.buf, progress, (s << 20) | (shared || readMe ? 0xFFFFF : 0));
+                Flags.put(sock.buf, sock.ctl(set, me) + ADDRESS, myAddress);
                 sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
-                if (!shared) {
+                if (!shared && !readMe) {
                     int k = 0;
                     for (int p = 0; p < n || k == 0; p += pieceElems, k++) {
                         src.copyIn(sock, sock.slot(set, me) + p * size, t, first + p, Math.min(pieceElems, n - p), streaming);
@@ -183,7 +232,11 @@ final class DirectReduceAlgorithm {
                 acc = sock.buf;
                 accOff = sock.result(set);
             }
-            // Member m's input of this chunk (m's own input read in place when it can be).
+            // Member m's input of this chunk (m's own input read in place when it can be). When the root
+            // reads every other member's input from its process, it is done with them once it has read
+            // them: it says so then (TILED), before the fold, so that they return.
+            boolean allRead = q > 1;
+            boolean tiled = false;
             for (int m = 0; m < q; m++) {
                 if (m == me) {
                     if (ownInPlace) {
@@ -195,22 +248,38 @@ final class DirectReduceAlgorithm {
                     }
                 } else {
                     w.await(sock.buf, sock.ctl(set, m) + ShmLevel.STATE, ShmLevel.enc(s, ShmLevel.ARRIVED), sock.ranks[m]);
-                    xBuf[m] = sock.buf;
-                    xOff[m] = Desc.shared(sock.descOf(set, m)) ? sock.shared(m) + first * size : sock.slot(set, m);
+                    remote[m] = cma ? Flags.plain(sock.buf, sock.ctl(set, m) + ADDRESS) : 0; // ordered by the ARRIVED
+                    if (remote[m] != 0) {
+                        xBuf[m] = stage;
+                        xOff[m] = m * stageBytes(q);
+                    } else {
+                        allRead = false;
+                        xBuf[m] = sock.buf;
+                        xOff[m] = Desc.shared(sock.descOf(set, m)) ? sock.shared(m) + first * size : sock.slot(set, m);
+                    }
                 }
             }
-            // Piece by piece as the members publish them: every member's piece, then one pass over
-            // all of them, left to right over members (Reductions.combineAll).
-            int k = 0;
-            for (int p = 0; p < n; p += pieceElems, k++) {
-                final int len = Math.min(pieceElems, n - p);
-                final long ready = (s << 20) | (k + 1);
+            // Step by step as the members publish their pieces: every member's part of the step (read
+            // from its process in the cma Reduce), then one pass over all of them, left to right over
+            // members (Reductions.combineAll). A step waits for the pieces that cover it.
+            for (int p = 0; p < n; p += stepElems) {
+                final int len = Math.min(stepElems, n - p);
+                final long ready = (s << 20) | ((p + len + pieceElems - 1) / pieceElems);
                 final int po = p * size;
                 for (int m = 0; m < q; m++) {
+                    if (m != me && remote[m] != 0) {
+                        e.readPeer(m, remote[m] + (long) (first + p) * size, stage, xOff[m], len * size);
+                        pieceOff[m] = xOff[m];
+                        continue;
+                    }
                     if (m != me) {
                         w.await(sock.buf, sock.ctl(set, m) + PROGRESS, ready, sock.ranks[m]);
                     }
                     pieceOff[m] = xOff[m] + po;
+                }
+                if (allRead && p + len == n) {
+                    sock.publish(set, ShmLevel.TILED, s, desc, st); // every input of the chunk read: see above
+                    tiled = true;
                 }
                 if (q == 1) {
                     ShmLevel.copy(acc, accOff + po, xBuf[0], pieceOff[0], len * size);
@@ -221,9 +290,11 @@ final class DirectReduceAlgorithm {
             if (dst.kind == Payload.ARRAY) {
                 dst.copyOut(sock, accOff, t, first, n);
             }
-            sock.publish(set, ShmLevel.TILED, s, desc, st);
+            if (!tiled) {
+                sock.publish(set, ShmLevel.TILED, s, desc, st);
+            }
         }
-        if (shared && !isRoot) {
+        if ((shared || readMe) && !isRoot) {
             // The root reads this rank's shared buffer in place: the caller may not touch it before.
             w.await(sock.buf, sock.ctl(ShmLevel.set(s), r) + ShmLevel.STATE, ShmLevel.enc(s, ShmLevel.TILED), sock.ranks[r]);
         }
@@ -233,6 +304,11 @@ final class DirectReduceAlgorithm {
             e.arrivedKnownAt(Math.max(s - 2, firstSeq));
             e.stores.record(bytes, streaming, System.nanoTime() - start);
         }
+    }
+
+    /** Bytes the cma root reads per member per step: {@link #STAGE_BYTES} shared by the other members, 16-256 KiB in pages. */
+    static int stageBytes(int q) {
+        return Math.max(PIECE_BYTES, Math.min(256 * 1024, STAGE_BYTES / Math.max(1, q - 1))) & ~4095;
     }
 
     /** Every other member's state {@code >= (s-2, ARRIVED)}: see the class comment's reuse rule. */

@@ -145,6 +145,13 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     /** Bytes of a long Reduce's first phase-3 part on the host path ({@link #interFirst}): a line. */
     static final int REDUCE_HEAD_BYTES = 64;
     private final long[] pids;
+    /**
+     * Whether the members of this rank's socket read each other's memory ({@link PeerReads}): the cma
+     * Reduce runs as such, not as the direct one. Decided at creation, the same on every member.
+     */
+    private final boolean peerReads;
+    /** Why not, for the log and {@link #peerReadsWhyNot()} (null when they do). */
+    private final String peerReadsWhyNot;
     private final boolean[] onMyHost;
     private final int[] localRanks;
     private final long myPid;
@@ -301,21 +308,26 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         long fsTotal = cfg.slotAuto() ? shmTotalBytes(cfg.shmDir()) : 0;
         // ... and the kernel this rank runs on, to count the ranks that share its CPUs (see oversubscribed below)
         String kernel = kernelId(realHost);
-        RankInfo mine = new RankInfo(host + "\u0000" + realHost + "\u0000" + kernel + "\u0000" + fsTotal + "\u0000" + settings,
-                cpu.socket, cpu.numaNode, cpu.socketsOnHost, myPid);
+        // ... and, for the cma Reduce, the word of its memory this rank offers to be read ("-": it cannot take part)
+        String cmaNot = PeerReads.prepare(cfg.cma());
+        String cmaOffer = cmaNot == null ? PeerReads.cookieAddress() + ":" + PeerReads.COOKIE_VALUE : "-";
+        RankInfo mine = new RankInfo(host + "\u0000" + realHost + "\u0000" + kernel + "\u0000" + fsTotal + "\u0000" + cmaOffer
+                + "\u0000" + settings, cpu.socket, cpu.numaNode, cpu.socketsOnHost, myPid);
         byte[][] all = boot.allgather(mine.encode());
         RankInfo[] infos = new RankInfo[size];
         String[] realHosts = new String[size];
         String[] kernels = new String[size];
         String[] settingsOf = new String[size];
+        String[] cmaOffers = new String[size];
         long fsTotalMin = Long.MAX_VALUE;
         for (int r = 0; r < size; r++) {
             RankInfo ri = RankInfo.decode(all[r]);
-            String[] hh = ri.hostname.split("\u0000", 5);
+            String[] hh = ri.hostname.split("\u0000", 6);
             realHosts[r] = hh[1];
             kernels[r] = hh[2];
             fsTotalMin = Math.min(fsTotalMin, Long.parseLong(hh[3]));
-            settingsOf[r] = hh[4];
+            cmaOffers[r] = hh[4];
+            settingsOf[r] = hh[5];
             infos[r] = new RankInfo(hh[0], ri.socket, ri.numaNode, ri.socketsOnHost, ri.pid);
         }
         checkSameSettings(settingsOf); // before any shared state: every rank throws the same error
@@ -359,6 +371,13 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         this.waiter = new Waiter(WaitPolicy.parse(cfg.waitSpec(), WaitPolicy.defaults(oversubscribed, cfg.timeoutNanos())), this);
         this.chunkBytes = cfg.slotBytes();
         this.exchange = new ExchangeAlgorithm(this, chunkBytes, Math.max(topo.maxRanksPerNode(), 2));
+        // This rank's part of the peer-reads decision: it can read every other member of its socket (PeerReads)
+        String cmaMine = cmaNot;
+        if (cmaMine == null && sockRanks.length > 1 && directApplies) {
+            cmaMine = probePeerReads(sockRanks, cmaOffers);
+        } else if (cmaMine == null) {
+            cmaMine = directApplies ? "one rank on the socket" : "several sockets or nodes (the cma Reduce runs on one socket of one node)";
+        }
 
         // Segment files: one per socket (created and first-touched by its leader), one per node.
         // (A path is named here; nothing exists until the leaders create them below.)
@@ -393,7 +412,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                         segments.add(nodeSeg);
                     }
                 } catch (RuntimeException e) {
-                    agree(boot, e, "creating the shared-memory segments"); // tells every rank, then throws here too
+                    agree(boot, e, "creating the shared-memory segments", false); // tells every rank, then throws here too
                 }
                 ShmLevel sockLvl = null;
                 ShmLevel nodeLvl = null;
@@ -407,7 +426,19 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     nodeLvl.writeHeader();
                 }
                 pauseForFaultInjection(); // the window in which the names exist (tests kill a rank here)
-                agree(boot, null, "creating the shared-memory segments"); // every segment exists, or every rank throws
+                // every segment exists, or every rank throws; and whether every member of each socket can read the others
+                byte[] canRead = agree(boot, null, "creating the shared-memory segments", cmaMine == null);
+                String cmaWhyNot = cmaMine;
+                for (int r : sockRanks) {
+                    if (cmaWhyNot == null && canRead[r] == 0) {
+                        cmaWhyNot = "rank " + r + " cannot read every other rank of its socket (its debug log says why)";
+                    }
+                }
+                this.peerReadsWhyNot = cmaWhyNot;
+                this.peerReads = cmaWhyNot == null;
+                if (cmaMine != null) {
+                    LOG.debug("rank {}: no peer reads (the cma Reduce runs as direct): {}", rank, cmaMine);
+                }
                 if (sockSeg == null) {
                     sockSeg = Segment.open(sockPath, ShmLevel.size(sockRanks.length, slot, shared, 0));
                     segments.add(sockSeg);
@@ -564,6 +595,36 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     private int heatCalls;
     /** Long calls per collective this communicator's heating ran (0 when no rank needed it). */
     private int heatLongCalls;
+
+    /**
+     * Why the cma Reduce runs as the direct one on this communicator (the socket's ranks do not read
+     * each other's memory, see {@link PeerReads}), or null when it runs as such.
+     */
+    public String peerReadsWhyNot() {
+        return peerReadsWhyNot;
+    }
+
+    /**
+     * Copies {@code bytes} of socket member {@code m}'s memory at {@code remote} into {@code dst} at
+     * {@code dOff} ({@link PeerReads}); a failure gives up on the job, blaming {@code m}'s rank when
+     * its process is gone and this rank otherwise, and throws the error naming it.
+     */
+    void readPeer(int m, long remote, java.nio.ByteBuffer dst, int dOff, int bytes) {
+        int r = sock.ranks[m];
+        long errno = PeerReads.read(pids[r], remote, dst, dOff, bytes);
+        if (errno == 0) {
+            return;
+        }
+        String what = current.name().toLowerCase() + " #" + seq;
+        if (errno == PeerReads.ESRCH || !ProcessHandle.of(pids[r]).map(ProcessHandle::isAlive).orElse(false)) {
+            giveUp(r);
+            throw new PeerFailureException("rank " + rank + ": rank " + r + " died (process " + pids[r] + " gone) during " + what,
+                    new int[] {r});
+        }
+        giveUp(rank);
+        throw new Sharp4jException("rank " + rank + ": reading rank " + r + "'s input (" + bytes + " bytes at 0x" + Long.toHexString(remote)
+                + " in process " + pids[r] + ") during " + what + " failed: " + PeerReads.errnoName(errno));
+    }
 
     /** Whether the ranks on this rank's kernel outnumber its CPUs (they then share cores; local to the node). */
     public boolean oversubscribed() {
@@ -813,18 +874,48 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * A setup step's outcome agreed over the bootstrap (an allgather, which also orders the step
      * before whatever follows on every rank): if any rank failed, every rank throws the same error,
      * naming the first failing rank, instead of the others waiting in the next barrier for a rank
-     * that left. {@code mine} is this rank's failure or null.
+     * that left. {@code mine} is this rank's failure or null. The same exchange carries one flag
+     * per rank ({@code flag}), returned by rank when no rank failed.
      */
-    private void agree(Bootstrap boot, RuntimeException mine, String step) {
-        byte[] msg = mine == null ? new byte[0]
-                : String.valueOf(mine.getMessage()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    private byte[] agree(Bootstrap boot, RuntimeException mine, String step, boolean flag) {
+        byte[] text = mine == null ? new byte[0] : String.valueOf(mine.getMessage()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] msg = new byte[1 + text.length];
+        msg[0] = (byte) ((flag ? 1 : 0) | (mine != null ? 2 : 0)); // bit 0 the flag, bit 1 failed (the text may be empty)
+        System.arraycopy(text, 0, msg, 1, text.length);
         byte[][] all = boot.allgather(msg);
+        byte[] flags = new byte[all.length];
         for (int r = 0; r < all.length; r++) {
-            if (all[r].length > 0) {
-                String text = "rank " + r + " failed " + step + ": " + new String(all[r], java.nio.charset.StandardCharsets.UTF_8);
-                throw mine != null ? new Sharp4jException(text, mine) : new Sharp4jException(text);
+            if (all[r].length > 0 && (all[r][0] & 2) != 0) {
+                String t = "rank " + r + " failed " + step + ": " + new String(all[r], 1, all[r].length - 1,
+                        java.nio.charset.StandardCharsets.UTF_8);
+                throw mine != null ? new Sharp4jException(t, mine) : new Sharp4jException(t);
+            }
+            flags[r] = (byte) (all[r].length > 0 ? all[r][0] & 1 : 0);
+        }
+        return flags;
+    }
+
+    /**
+     * Reads the word every other member of this rank's socket offered at creation ({@link PeerReads}):
+     * null when every read returned the offered value, otherwise the first failure.
+     */
+    private String probePeerReads(int[] sockRanks, String[] offers) {
+        java.nio.ByteBuffer scratch = java.nio.ByteBuffer.allocateDirect(8);
+        for (int r : sockRanks) {
+            if (r == rank) {
+                continue;
+            }
+            String o = offers[r];
+            int colon = o.indexOf(':');
+            if (colon < 0) {
+                return "rank " + r + " does not offer its memory to be read (sharp4j.cma=off there, or no native kernels)";
+            }
+            String failed = PeerReads.probe(pids[r], Long.parseLong(o.substring(0, colon)), Long.parseLong(o.substring(colon + 1)), scratch);
+            if (failed != null) {
+                return "rank " + rank + " reading rank " + r + ": " + failed;
             }
         }
+        return null;
     }
 
     /**
@@ -1011,13 +1102,17 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * The table's choice, corrected where it cannot apply: a barrier moves no data to tile (it
      * takes the tree), the tree and the exchange hold a message in one slot (larger ones run tiled),
      * and the direct Reduce and the pipelined algorithm run on one socket of one node (elsewhere, and
-     * for other collectives than the direct Reduce's, tiled).
+     * for other collectives than the direct Reduce's, tiled); the cma Reduce as well, and as the direct
+     * one where the socket's ranks cannot read each other's memory ({@link #peerReads}).
      */
     private IntraNodeAlgorithm algorithmAt(Collective c, int segment, long bytes) {
         IntraNodeAlgorithm a = table.intraAlgorithmAt(c, segment);
         if (c == Collective.BARRIER) {
             return a == IntraNodeAlgorithm.TILED || a == IntraNodeAlgorithm.DIRECT || a == IntraNodeAlgorithm.PIPELINED
-                    ? IntraNodeAlgorithm.TREE : a;
+                    || a == IntraNodeAlgorithm.CMA ? IntraNodeAlgorithm.TREE : a;
+        }
+        if (a == IntraNodeAlgorithm.CMA) {
+            return c != Collective.REDUCE || !directApplies ? IntraNodeAlgorithm.TILED : peerReads ? a : IntraNodeAlgorithm.DIRECT;
         }
         if (a == IntraNodeAlgorithm.PIPELINED) {
             return directApplies ? a : IntraNodeAlgorithm.TILED;
@@ -1115,7 +1210,10 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     tree.run(kind, type, op, root, count, desc, table.treeRadixAt(kind, i));
                     break;
                 case DIRECT:
-                    direct.run(type, op, root, count, desc, chunkAt(kind, i));
+                    direct.run(type, op, root, count, desc, chunkAt(kind, i), false);
+                    break;
+                case CMA:
+                    direct.run(type, op, root, count, desc, chunkAt(kind, i), true);
                     break;
                 case PIPELINED:
                     pipelined.run(kind, type, op, root, count, desc, chunkAt(kind, i));

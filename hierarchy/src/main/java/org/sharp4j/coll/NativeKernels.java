@@ -16,7 +16,8 @@ import org.slf4j.LoggerFactory;
  * The native reduction kernels ({@code src/main/c/sharp4j_kernels.c}): {@code dst = a op b} and
  * the k-input fold in one vectorised pass over direct buffers, where the Java kernels either run
  * scalar or stage blocks through arrays ({@link Staging}); and a copy with non-temporal stores
- * ({@link #copyStreaming}), which Java cannot express, for the direct Reduce's large copies. Measured on this project's 2-core VM
+ * ({@link #copyStreaming}), which Java cannot express, for the direct Reduce's large copies; and
+ * reads of another process's memory ({@link #readPeer}) for the cma Reduce ({@link PeerReads}). Measured on this project's 2-core VM
  * (FLOAT SUM, 1 MiB, three direct buffers): 0.17-0.18 ns per element against 0.30 staged on JDK 17
  * and 0.36 on Temurin 25, and 1.5x a plain copy of the operand (a fold moves three streams, a copy
  * two); {@code SlotReduce} (JMH) compares the forms per type and op.
@@ -76,6 +77,18 @@ final class NativeKernels {
      * Both buffers direct; the caller checks the ranges.
      */
     static native void copyStreaming(ByteBuffer dst, long dOff, ByteBuffer src, long sOff, long bytes);
+
+    /** The address of a direct buffer's first byte ({@link PeerReads}). */
+    static native long address(ByteBuffer buf);
+
+    /**
+     * Copies {@code bytes} at address {@code remote} of process {@code pid} into {@code dst} from
+     * {@code dOff} ({@code process_vm_readv}); returns {@code bytes}, or {@code -errno} ({@link PeerReads}).
+     */
+    static native long readPeer(long pid, long remote, ByteBuffer dst, long dOff, long bytes);
+
+    /** {@code prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY)}: 0 or {@code -errno} ({@link PeerReads}). */
+    static native int allowPeerReads();
 
     /** Inputs a native fold over several takes at most (the C side's stack array). */
     static final int MAX_INPUTS = 256;

@@ -43,6 +43,17 @@ class LauncherFaultTest {
         faultRow(np, 1, 1, signal, victim, role + ", pipelined", List.of("-Dsharp4j.tune=allreduce,reduce:4k-inf:pipelined:chunk=1k"));
     }
 
+    /**
+     * The same with every Reduce on the cma algorithm: a member killed while its root reads its
+     * input from its process (the read fails with ESRCH: the root names it as dead), or while it
+     * waits for the root; a stopped root or member found by the timeout.
+     */
+    @ParameterizedTest(name = "cma, {0} ranks: {1} of rank {2} ({3})")
+    @CsvSource({"2,KILL,1,member", "3,KILL,2,member", "3,STOP,0,member 0", "2,STOP,1,member"})
+    void cmaReducesNameTheVictimToo(int np, String signal, int victim, String role) throws Exception {
+        faultRow(np, 1, 1, signal, victim, role + ", cma", List.of("-Dsharp4j.tune=reduce:0-inf:cma"));
+    }
+
     private static void faultRow(int np, int nodes, int sockets, String signal, int victim, String role, List<String> props)
             throws Exception {
         List<String> args = new ArrayList<>(List.of("-np", Integer.toString(np), "--grace", "15"));

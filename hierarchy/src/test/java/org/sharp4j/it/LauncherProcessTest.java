@@ -88,6 +88,24 @@ class LauncherProcessTest {
         assertEquals(List.of(), shmFiles(job.jobPrefix()));
     }
 
+    /**
+     * The cma Reduce between processes: every Reduce of the mixed run (from 1 element, chunks of
+     * 4 KiB: many chunks and steps per call) has its members' direct-buffer inputs read by the root
+     * from their processes (process_vm_readv), the others copied or read in place, all checked; the
+     * probe at creation found every pair of the 3 processes able to read each other.
+     */
+    @Test
+    void theCmaReduceBetweenProcesses() throws Exception {
+        Job job = new Job(List.of("-Dsharp4j.timeout=120", "-Dsharp4j.slot.bytes=4096", "-Dsharp4j.tune=reduce:0-inf:cma"), "-np", "3",
+                StressMain.class.getName(), "20000", "20261130");
+        int exit = job.waitFor(600);
+        String out = String.join("\n", job.lines);
+        assertEquals(0, exit, out);
+        assertEquals(3, job.count("peer reads: yes"), out);
+        assertEquals(3, job.count("20000 collectives OK"), out);
+        assertEquals(List.of(), shmFiles(job.jobPrefix()));
+    }
+
     @Test
     void aRankKilledWithSigkillIsNamedByTheOthersAndNothingLeaks() throws Exception {
         Job job = new Job(List.of("-Dsharp4j.timeout=60"), "-np", "4", "--grace", "30", StressMain.class.getName(), "-1", "7");

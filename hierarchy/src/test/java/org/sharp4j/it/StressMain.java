@@ -26,6 +26,8 @@ public final class StressMain {
         try (Communicator comm = Sharp4j.init()) {
             int me = comm.rank();
             int n = comm.size();
+            String whyNot = comm.engine().peerReadsWhyNot();
+            System.out.println("rank " + me + " peer reads: " + (whyNot == null ? "yes" : "no (" + whyNot + ")"));
             System.out.println("rank " + me + " pid " + ProcessHandle.current().pid() + " ready");
             System.out.flush();
             SplittableRandom rnd = new SplittableRandom(seed);

@@ -213,6 +213,7 @@ public final class TuneTable {
                 case EXCHANGE: return "exchange";
                 case DIRECT: return "direct";
                 case PIPELINED: return "pipelined";
+                case CMA: return "cma";
                 default:
                     int r = t.treeRadixAt(c, i);
                     return "tree:radix=" + (r > ppn ? Math.max(2, ppn) : r);

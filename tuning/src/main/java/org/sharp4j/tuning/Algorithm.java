@@ -4,7 +4,7 @@ import java.util.Locale;
 
 /**
  * Every algorithm a tuning rule can name. The name decides the layer the rule configures:
- * {@link #EXCHANGE}, {@link #TREE}, {@link #TILED}, {@link #DIRECT} and {@link #PIPELINED} the shared-memory phases inside a node, {@link #SHARP},
+ * {@link #EXCHANGE}, {@link #TREE}, {@link #TILED}, {@link #DIRECT}, {@link #PIPELINED} and {@link #CMA} the shared-memory phases inside a node, {@link #SHARP},
  * {@link #KNOMIAL} and {@link #SRA} phase 3 between node leaders.
  */
 public enum Algorithm {
@@ -28,6 +28,13 @@ public enum Algorithm {
      * flight; parameter {@code chunk}. Elsewhere tiled runs.
      */
     PIPELINED(true, false, true),
+    /**
+     * Reduce only, one socket of one node: the direct Reduce with the root reading each member's
+     * input from the member's process ({@code process_vm_readv}), no copy through shared memory;
+     * parameter {@code chunk}. Where that cannot run (no native kernels, no ptrace access between
+     * the ranks, {@code sharp4j.cma=off}) the direct Reduce runs; elsewhere tiled.
+     */
+    CMA(true, false, true),
     /**
      * SHARP in-network aggregation between nodes; parameter {@code pipeline}: operations of one long call
      * in flight at once (1..{@link Rule#MAX_PIPELINE}).
@@ -85,7 +92,7 @@ public enum Algorithm {
         return null;
     }
 
-    /** The intra-node enum the engine switches on (EXCHANGE, TREE, TILED, DIRECT or PIPELINED). */
+    /** The intra-node enum the engine switches on (EXCHANGE, TREE, TILED, DIRECT, PIPELINED or CMA). */
     public IntraNodeAlgorithm toIntra() {
         if (this == EXCHANGE) {
             return IntraNodeAlgorithm.EXCHANGE;
@@ -101,6 +108,9 @@ public enum Algorithm {
         }
         if (this == PIPELINED) {
             return IntraNodeAlgorithm.PIPELINED;
+        }
+        if (this == CMA) {
+            return IntraNodeAlgorithm.CMA;
         }
         throw new IllegalStateException(this + " is not an intra-node algorithm");
     }

@@ -231,7 +231,8 @@ public final class CompiledTable {
     public int tiledThreshold(Collective c) {
         int k = c.ordinal();
         for (int i = 0; i < intraAlg[k].length; i++) {
-            if (intraAlg[k][i] == Algorithm.TILED || intraAlg[k][i] == Algorithm.DIRECT || intraAlg[k][i] == Algorithm.PIPELINED) {
+            if (intraAlg[k][i] == Algorithm.TILED || intraAlg[k][i] == Algorithm.DIRECT || intraAlg[k][i] == Algorithm.PIPELINED
+                    || intraAlg[k][i] == Algorithm.CMA) {
                 return (int) Math.min(Integer.MAX_VALUE, intraStart[k][i] - 1);
             }
         }

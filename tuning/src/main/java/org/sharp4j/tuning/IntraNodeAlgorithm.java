@@ -22,8 +22,15 @@ package org.sharp4j.tuning;
  *       three chunks in flight (copied in, folded, read out), each wait a full step behind the
  *       publication it needs, per-tile flags, no wait for every member after the first chunk;
  *       a Reduce's non-root members fold their tiles and return, only the root reads out.</li>
+ *   <li>{@link #CMA}: Reduce only, one socket of one node: {@link #DIRECT}, but a member whose input is
+ *       a direct buffer copies nothing; the root reads it from the member's process
+ *       ({@code process_vm_readv}, one copy by the kernel into a block in the root's cache) and folds
+ *       it. The member's cost falls from m to 0 (it waits until the root has read), the root's stays
+ *       one read of (q-1) m plus the fold; where the input did not change since the last call (a
+ *       benchmark's), its lines are still in the root's cache. The engine runs {@link #DIRECT} where
+ *       the ranks cannot read each other's memory.</li>
  * </ul>
  */
 public enum IntraNodeAlgorithm {
-    EXCHANGE, TREE, TILED, DIRECT, PIPELINED
+    EXCHANGE, TREE, TILED, DIRECT, PIPELINED, CMA
 }

@@ -167,7 +167,7 @@ public final class RuleParser {
             if (eq < 0) {
                 Algorithm a = Algorithm.parse(g);
                 if (a == null) {
-                    throw bad(where, line, text, "unknown algorithm '" + g + "' (expected exchange, tree, tiled, direct, pipelined, sharp, knomial or sra)");
+                    throw bad(where, line, text, "unknown algorithm '" + g + "' (expected exchange, tree, tiled, direct, pipelined, cma, sharp, knomial or sra)");
                 }
                 if (alg != null) {
                     throw bad(where, line, text, "two algorithms: " + alg.key() + " and " + a.key());
@@ -256,8 +256,8 @@ public final class RuleParser {
             }
             colls.remove(Collective.BARRIER); // all:...:tiled means the data collectives
         }
-        if (alg == Algorithm.DIRECT && !colls.equals(EnumSet.of(Collective.REDUCE))) {
-            throw bad(where, line, text, "direct is a Reduce algorithm: give it to reduce alone (reduce:LO-HI:direct)");
+        if ((alg == Algorithm.DIRECT || alg == Algorithm.CMA) && !colls.equals(EnumSet.of(Collective.REDUCE))) {
+            throw bad(where, line, text, alg.key() + " is a Reduce algorithm: give it to reduce alone (reduce:LO-HI:" + alg.key() + ")");
         }
         return new Rule(colls, size[0], size[1], nodes == null ? 1 : nodes[0], nodes == null ? Integer.MAX_VALUE : nodes[1],
                 ppn == null ? 1 : ppn[0], ppn == null ? Integer.MAX_VALUE : ppn[1], alg, radix, chunk, pipeline, origin, null);
