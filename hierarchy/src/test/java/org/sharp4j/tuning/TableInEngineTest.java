@@ -55,7 +55,10 @@ class TableInEngineTest {
                 assertEquals(IntraNodeAlgorithm.EXCHANGE, e.algorithm(Collective.REDUCE, bytes), bytes + " B Reduce");
             }
             assertEquals(IntraNodeAlgorithm.EXCHANGE, e.algorithm(Collective.ALLREDUCE, 16384));
-            assertEquals(IntraNodeAlgorithm.TREE, e.algorithm(Collective.REDUCE, 16384)); // its leaf streams there
+            // from 16 KiB to 256 KiB the root reads the other rank's input from its process (cma), where it can
+            assertEquals(e.peerReadsWhyNot() == null ? IntraNodeAlgorithm.CMA : IntraNodeAlgorithm.DIRECT, e.algorithm(Collective.REDUCE, 16384));
+            assertEquals(e.peerReadsWhyNot() == null ? IntraNodeAlgorithm.CMA : IntraNodeAlgorithm.DIRECT, e.algorithm(Collective.REDUCE, 262144));
+            assertEquals(IntraNodeAlgorithm.DIRECT, e.algorithm(Collective.REDUCE, 262145));
             assertEquals(IntraNodeAlgorithm.TILED, e.algorithm(Collective.ALLREDUCE, 16385));
             for (int count : new int[] {128, 2048}) { // 1 and 16 KiB of doubles, folded on both ranks
                 allreduceAndCheck(comm, count);

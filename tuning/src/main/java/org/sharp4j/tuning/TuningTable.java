@@ -38,7 +38,9 @@ import java.util.Properties;
  *       is ignored for other job shapes (default: any);</li>
  *   <li>ALGORITHM: intra-node {@code tree} (param radix, 2..64) or {@code tiled} (param chunk,
  *       multiple of 64 bytes, default and maximum the slot size {@code sharp4j.slot.bytes}) or, for
- *       reduce alone, {@code direct} (param chunk, as tiled; one socket of one node, tiled elsewhere);
+ *       reduce alone, {@code direct} (param chunk, as tiled; one socket of one node, tiled elsewhere) or
+ *       {@code cma} (as direct, members' direct buffers read by the root from their processes; direct
+ *       where the ranks cannot read each other's memory);
  *       inter-node {@code sharp} (param pipeline: SHARP operations of one long call in flight, 1..8, default 4;
  *       the property {@code sharp4j.sharp.pipeline} overrides it), {@code knomial} (radix), {@code sra} (radix).
  *       The SHARP size limit is the HI of the sharp rule, the minimum node count its {@code nodes=A-inf};</li>
@@ -94,6 +96,11 @@ public final class TuningTable {
             "# (Payload.STREAM_MIN_BYTES) and took 0.24-0.69x the exchange's time",
             "allreduce:257-16385:nodes=1:ppn=2:exchange",
             "reduce:257-16384:nodes=1:ppn=2:exchange",
+            "# two ranks on one node, 16-256 KiB: the root reads the other's input from its process (process_vm_readv) instead",
+            "# of the other copying it into shared memory (cma; direct where the ranks cannot read each other). OSU port,",
+            "# --compare tune (same processes), Intel VM, 2 runs: direct/cma 1.16-1.26 at 16 KiB, 1.10-1.87 at 32-256 KiB,",
+            "# 0.74-1.11 at 512 KiB, 0.62-0.74 at 1 MiB; 3 and 4 ranks on 2 cores 0.5-1.13 (not taken)",
+            "reduce:16384-262145:nodes=1:ppn=2:cma",
             "# inter-node host path (UCX over TCP, 4 nodes, sweep of issue 3): recursive k-ing radix 2-3 is fastest",
             "# up to 16 KiB (SRA 2x slower at 4 KiB), SRA radix 4 from 32 KiB (1.5x faster than k-ing at 1 MiB);",
             "# UCC's 4 KiB crossover assumes RDMA. Barrier and argument checks ride the radix of 0-byte allreduce.",
