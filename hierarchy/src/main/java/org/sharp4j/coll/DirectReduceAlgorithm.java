@@ -302,7 +302,9 @@ final class DirectReduceAlgorithm {
             // A non-root saw every member's ARRIVED of the first chunk (the verdict) and, through its gate,
             // of the last chunk minus 2, not more: the engine's reuse bookkeeping must not assume the last.
             e.arrivedKnownAt(Math.max(s - 2, firstSeq));
-            e.stores.record(bytes, streaming, System.nanoTime() - start);
+            if (!readMe) {
+                e.stores.record(bytes, streaming, System.nanoTime() - start); // a call that copied: its stores' time
+            }
         }
     }
 

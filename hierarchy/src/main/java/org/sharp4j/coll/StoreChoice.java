@@ -78,6 +78,15 @@ final class StoreChoice {
         this.always = STREAMING.equals(mode);
     }
 
+    /** Calls recorded so far, of every class and kind (tests). */
+    long recorded() {
+        long n = 0;
+        for (int c = 0; c < CLASSES; c++) {
+            n += nStreaming[c] + nOrdinary[c];
+        }
+        return n;
+    }
+
     /** Whether a call of {@code bytes} writes what others read next with streaming stores. */
     boolean streaming(long bytes) {
         if (bytes < Payload.STREAM_MIN_BYTES) {

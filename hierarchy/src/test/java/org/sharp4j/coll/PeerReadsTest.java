@@ -140,6 +140,32 @@ class PeerReadsTest {
         }
     }
 
+    /**
+     * A member read from its process stores nothing, so its call's time says nothing of its store
+     * kinds: it must not enter the stores' choice (StoreChoice), which the direct Reduce's copying
+     * members feed with the same sizes.
+     */
+    @Test
+    void aMemberReadFromItsProcessDoesNotFeedTheStoresChoice() {
+        assumeLoaded();
+        for (String alg : new String[] {"cma", "direct"}) {
+            Config cfg = Config.defaults().withTimeoutNanos(60_000_000_000L).withWarmupRounds(0).withTuneOverride("reduce:0-inf:" + alg);
+            long[] recorded = new long[2];
+            Throwable[] errs = runEach(2, r -> cfg, comm -> {
+                ByteBuffer in = ByteBuffer.allocateDirect(65536).order(ByteOrder.nativeOrder());
+                ByteBuffer out = ByteBuffer.allocateDirect(65536).order(ByteOrder.nativeOrder());
+                for (int i = 0; i < 20; i++) {
+                    comm.reduce(in, 0, comm.rank() == 0 ? out : null, 0, 8192, org.sharp4j.DataType.LONG, Op.SUM, 0);
+                }
+                recorded[comm.rank()] = comm.engine().stores.recorded();
+            });
+            assertNull(errs[0], String.valueOf(errs[0]));
+            assertNull(errs[1], String.valueOf(errs[1]));
+            assertEquals(0, recorded[0], alg + ": the root copies nothing");
+            assertEquals(alg.equals("cma") ? 0 : 20, recorded[1], alg + ": the member");
+        }
+    }
+
     interface Body {
         void run(Communicator comm) throws Exception;
     }
