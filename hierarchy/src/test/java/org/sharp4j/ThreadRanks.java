@@ -35,13 +35,18 @@ public final class ThreadRanks {
 
     /** Runs and returns each rank's failure (null where it succeeded). */
     public static Throwable[] runCollect(int n, Config cfg, Body body, long joinMillis) {
+        return runCollect(n, r -> cfg, body, joinMillis);
+    }
+
+    /** As {@link #runCollect(int, Config, Body, long)}, each rank with its own configuration ({@code cfgOf.apply(rank)}). */
+    public static Throwable[] runCollect(int n, java.util.function.IntFunction<Config> cfgOf, Body body, long joinMillis) {
         List<Bootstrap> boots = ThreadBootstrap.group(n, 60_000);
         AtomicReferenceArray<Throwable> errs = new AtomicReferenceArray<>(n);
         List<Thread> threads = new ArrayList<>();
         for (int r = 0; r < n; r++) {
             final int rank = r;
             Thread t = new Thread(() -> {
-                try (Communicator c = Sharp4j.create(boots.get(rank), cfg)) {
+                try (Communicator c = Sharp4j.create(boots.get(rank), cfgOf.apply(rank))) {
                     try {
                         body.run(c);
                     } catch (Throwable e) {

@@ -8,16 +8,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.junit.jupiter.api.Test;
-import org.sharp4j.Communicator;
 import org.sharp4j.Config;
 import org.sharp4j.Op;
-import org.sharp4j.Sharp4j;
-import org.sharp4j.bootstrap.Bootstrap;
-import org.sharp4j.bootstrap.ThreadBootstrap;
 import org.sharp4j.tuning.Collective;
 import org.sharp4j.tuning.IntraNodeAlgorithm;
 
@@ -166,42 +159,7 @@ class PeerReadsTest {
         }
     }
 
-    interface Body {
-        void run(Communicator comm) throws Exception;
-    }
-
-    /** Ranks as threads, each with its own configuration ({@code cfgOf}); returns each rank's failure. */
-    private static Throwable[] runEach(int n, java.util.function.IntFunction<Config> cfgOf, Body body) {
-        List<Bootstrap> boots = ThreadBootstrap.group(n, 60_000);
-        AtomicReferenceArray<Throwable> errs = new AtomicReferenceArray<>(n);
-        List<Thread> threads = new ArrayList<>();
-        for (int r = 0; r < n; r++) {
-            final int rank = r;
-            Thread t = new Thread(() -> {
-                try (Communicator c = Sharp4j.create(boots.get(rank), cfgOf.apply(rank))) {
-                    try {
-                        body.run(c);
-                    } catch (Throwable e) {
-                        c.abort(e.toString());
-                        throw e;
-                    }
-                } catch (Throwable e) {
-                    errs.set(rank, e);
-                }
-            }, "rank-" + r);
-            t.setDaemon(true);
-            threads.add(t);
-            t.start();
-        }
-        Throwable[] out = new Throwable[n];
-        for (int r = 0; r < n; r++) {
-            try {
-                threads.get(r).join(120_000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            out[r] = threads.get(r).isAlive() ? new AssertionError("rank " + r + " hangs") : errs.get(r);
-        }
-        return out;
+    private static Throwable[] runEach(int n, java.util.function.IntFunction<Config> cfgOf, org.sharp4j.ThreadRanks.Body body) {
+        return org.sharp4j.ThreadRanks.runCollect(n, cfgOf, body, 120_000);
     }
 }
