@@ -28,7 +28,7 @@
  * jni.h are there); loaded from the jar by NativeKernels, which falls back to the Java kernels
  * when it is absent or cannot load.
  */
-#define _GNU_SOURCE /* process_vm_readv */
+#define _GNU_SOURCE /* process_vm_readv, process_vm_writev */
 #include <emmintrin.h> /* the streaming copy's SSE2 non-temporal stores */
 #include <jni.h>
 #include <stdint.h>
@@ -293,6 +293,28 @@ JNIEXPORT jlong JNICALL Java_org_sharp4j_coll_NativeKernels_readPeer(JNIEnv *env
         struct iovec l = {d + done, (size_t)(bytes - done)};
         struct iovec r = {(void *)(uintptr_t)(remote + done), (size_t)(bytes - done)};
         ssize_t n = process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return -(jlong)errno;
+        }
+        if (n == 0) return -(jlong)EFAULT;
+        done += n;
+    }
+    return done;
+}
+
+/* Copies bytes from src + sOff to address remote of process pid (process_vm_writev): the split cma
+ * Reduce's members write their part of the result into the root's output. Returns bytes, or -errno
+ * as readPeer; a partial write is continued and ends in EFAULT where the kernel stops. */
+JNIEXPORT jlong JNICALL Java_org_sharp4j_coll_NativeKernels_writePeer(JNIEnv *env, jclass cls, jlong pid, jlong remote,
+        jobject src, jlong sOff, jlong bytes) {
+    (void)cls;
+    char *s = (char *)(*env)->GetDirectBufferAddress(env, src) + sOff;
+    jlong done = 0;
+    while (done < bytes) {
+        struct iovec l = {s + done, (size_t)(bytes - done)};
+        struct iovec r = {(void *)(uintptr_t)(remote + done), (size_t)(bytes - done)};
+        ssize_t n = process_vm_writev((pid_t)pid, &l, 1, &r, 1, 0);
         if (n < 0) {
             if (errno == EINTR) continue;
             return -(jlong)errno;

@@ -37,8 +37,11 @@ class DirectReduceTest {
 
     static Stream<Arguments> shapes() {
         List<Arguments> out = new ArrayList<>();
-        for (String alg : new String[] {"direct", "cma"}) {
+        for (String alg : new String[] {"direct", "cma", "cma_split"}) {
             for (int ranks = 1; ranks <= 8; ranks++) {
+                if (alg.equals("cma_split") && ranks != 2 && ranks != 3 && ranks != 8) {
+                    continue;
+                }
                 out.add(Arguments.of(ranks, 1, 1, "4k", alg));
                 if (alg.equals("direct") || ranks == 2 || ranks == 5) {
                     out.add(Arguments.of(ranks, 1, 1, "1k", alg));
@@ -62,7 +65,7 @@ class DirectReduceTest {
     }
 
     /**
-     * The algorithm a Reduce of one node and one socket runs for rule {@code alg}: cma where the
+     * The algorithm a Reduce of one node and one socket runs for rule {@code alg}: cma (cma_split) where the
      * ranks read each other's memory, which ranks that are threads of one process always can where
      * the native kernels are loaded (any other reason is a bug).
      */
@@ -80,7 +83,7 @@ class DirectReduceTest {
         if (nativeBuilt && System.getProperty("sharp4j.kernels") == null && Runtime.version().feature() < 24) {
             assertNull(why, "the jar has the native kernels: ranks that are threads read each other");
         }
-        return why == null ? IntraNodeAlgorithm.CMA : IntraNodeAlgorithm.DIRECT;
+        return why != null ? IntraNodeAlgorithm.DIRECT : alg.equals("cma_split") ? IntraNodeAlgorithm.CMA_SPLIT : IntraNodeAlgorithm.CMA;
     }
 
     @ParameterizedTest(name = "{0} ranks, {1} node(s) x {2} socket(s), chunk {3}, {4}")
@@ -123,6 +126,8 @@ class DirectReduceTest {
             if (expect != IntraNodeAlgorithm.TILED && comm.size() > 1) {
                 assertTrue(comm.engine().calls(expect) > 0);
             }
+            // every rank passing direct buffers (Api.BUFFERS, the in-place direct buffer at roots 0 and 1): split
+            assertEquals(expect == IntraNodeAlgorithm.CMA_SPLIT, comm.engine().cmaSplitCalls() > 0);
         });
     }
 
@@ -132,12 +137,12 @@ class DirectReduceTest {
      * copy into their slots and members read in place in one fold, bit-exact; with reads of several
      * steps per chunk (64 KiB chunks, reads of 16-256 KiB: 8 ranks read 64 KiB per step).
      */
-    @ParameterizedTest(name = "{0} ranks, chunk {1}")
-    @CsvSource({"2,4k", "3,4k", "4,64k", "8,64k", "5,1k"})
-    void membersMixTheirFormsInOneCmaReduce(int ranks, String chunk) {
+    @ParameterizedTest(name = "{0} ranks, chunk {1}, {2}")
+    @CsvSource({"2,4k,cma", "3,4k,cma", "4,64k,cma", "8,64k,cma", "5,1k,cma", "2,4k,cma_split", "4,64k,cma_split", "5,1k,cma_split"})
+    void membersMixTheirFormsInOneCmaReduce(int ranks, String chunk, String alg) {
         int chunkBytes = chunk.equals("1k") ? 1024 : chunk.equals("64k") ? 65536 : 4096;
-        ThreadRanks.run(ranks, config(chunk, "cma"), comm -> {
-            assertEquals(oneSocket(comm, "cma"), comm.engine().algorithm(Collective.REDUCE, 100_000));
+        ThreadRanks.run(ranks, config(chunk, alg), comm -> {
+            assertEquals(oneSocket(comm, alg), comm.engine().algorithm(Collective.REDUCE, 100_000));
             long seed = 4242;
             int k = 0;
             for (DataType t : DataType.values()) {
@@ -155,6 +160,102 @@ class DirectReduceTest {
                 }
             }
         });
+    }
+
+    /**
+     * The split cma Reduce ({@code cma_split}): every rank folds its slice of all inputs, read from
+     * the others' memory, and writes it into the root's output. Bit-exact for every type x op at
+     * counts around the slices' line boundaries and with slices of two read steps, every root; the
+     * root's output at an odd offset inside a larger buffer whose other elements must keep their
+     * sentinel; in place (roots 0 and 1 split, the others run as cma: x_r would be overwritten by
+     * the passes before it); an array output (cma). Every rank counts exactly the calls that split.
+     */
+    @ParameterizedTest(name = "{0} ranks")
+    @CsvSource({"2", "3", "4", "8"})
+    void theSplitCmaReduce(int ranks) {
+        ThreadRanks.run(ranks, config("64k", "cma_split"), comm -> {
+            IntraNodeAlgorithm alg = oneSocket(comm, "cma_split");
+            assertEquals(alg, comm.engine().algorithm(Collective.REDUCE, 1 << 20));
+            boolean splits = alg == IntraNodeAlgorithm.CMA_SPLIT;
+            int n = comm.size();
+            long expectSplits = comm.engine().cmaSplitCalls(); // the communicator's heating may have split some
+            long seed = 3100;
+            for (DataType t : DataType.values()) {
+                int line = 64 / t.size;
+                int twoSteps = n * (300_000 / t.size) + 5; // slices of 300 KB: two read steps of at most 256 KiB
+                for (int count : new int[] {1, line - 1, n * line - 1, n * line + 1, 1000 * n + 7, twoSteps}) {
+                    for (Op op : Op.values()) {
+                        if (!op.validFor(t) || (count == twoSteps && op != Op.SUM && op != Op.MAX)) {
+                            continue;
+                        }
+                        int root = (int) (seed % n);
+                        splitCall(comm, t, op, count, root, seed++, false);
+                        expectSplits += splits ? 1 : 0;
+                        inPlaceDirectBuffer(comm, Collective.REDUCE, t, op, count, root, seed++);
+                        expectSplits += splits && root < 2 ? 1 : 0;
+                        CollectiveCorrectnessTest.check(comm, Collective.REDUCE, t, op, count, (root + 1) % n, seed++, Api.IN_PLACE);
+                    }
+                }
+                for (int root = 0; root < n; root++) {
+                    splitCall(comm, t, Op.SUM, 3 * n * line + 1, root, seed++, false);
+                    expectSplits += splits ? 1 : 0;
+                    splitCall(comm, t, Op.SUM, 3 * n * line + 1, root, seed++, true);
+                }
+            }
+            assertEquals(expectSplits, comm.engine().cmaSplitCalls());
+        });
+    }
+
+    /**
+     * A Reduce from direct buffers (the input at element 3 of its buffer) into the root's output at
+     * element 5 of a buffer of count + 9 elements, every other element a sentinel that must stay;
+     * {@code arrayOut}: the root's output is an array. Bit-exact against the documented order.
+     */
+    static void splitCall(Communicator comm, DataType t, Op op, int count, int root, long seed, boolean arrayOut) {
+        int n = comm.size();
+        int me = comm.rank();
+        long sentinel = 0x5A5A5A5A5A5A5A5AL;
+        ByteBuffer send = ByteBuffer.allocateDirect((count + 3) * t.size).order(ByteOrder.nativeOrder());
+        ByteBuffer recv = ByteBuffer.allocateDirect((count + 9) * t.size).order(ByteOrder.nativeOrder());
+        long[] expected = new long[count];
+        long[] column = new long[n];
+        for (int i = 0; i < count; i++) {
+            for (int r = 0; r < n; r++) {
+                column[r] = CollectiveCorrectnessTest.bits(t, op, seed, r, i);
+            }
+            expected[i] = Reference.expected(comm.topology(), false, comm.engine().tuning().treeRadix(), t, op, column);
+            CollectiveCorrectnessTest.put(send, t, i + 3, column[me]);
+        }
+        for (int i = 0; i < count + 9; i++) {
+            CollectiveCorrectnessTest.put(recv, t, i, sentinel);
+        }
+        String what = "split cma Reduce " + t + " " + op + " count " + count + " root " + root + " rank " + me;
+        if (arrayOut) {
+            Object out = CollectiveCorrectnessTest.toArray(t, new long[count]);
+            CollectiveCorrectnessTest.reduceArrays(comm, t, CollectiveCorrectnessTest.toArray(t, bitsOf(send, t, 3, count)), me == root ? out : null,
+                    count, op, root);
+            if (me == root) {
+                CollectiveCorrectnessTest.assertArrayBits(expected, CollectiveCorrectnessTest.fromArray(t, out), what + " (array output)");
+            }
+            return;
+        }
+        comm.reduce(send, 3, me == root ? recv : null, 5, count, t, op, root);
+        long sentinelBits = CollectiveCorrectnessTest.get(recv, t, 0); // the sentinel as the type stores it
+        for (int i = 0; i < count + 9; i++) {
+            long want = me == root && i >= 5 && i < count + 5 ? expected[i - 5] : sentinelBits;
+            long got = CollectiveCorrectnessTest.get(recv, t, i);
+            if (want != got) {
+                assertEquals(want, got, what + ": element " + (i - 5) + " of the output (sentinels around it)");
+            }
+        }
+    }
+
+    private static long[] bitsOf(ByteBuffer b, DataType t, int from, int count) {
+        long[] v = new long[count];
+        for (int i = 0; i < count; i++) {
+            v[i] = CollectiveCorrectnessTest.get(b, t, from + i);
+        }
+        return v;
     }
 
     /**

@@ -604,6 +604,11 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         return peerReadsWhyNot;
     }
 
+    /** Reduces this rank ran as the split cma Reduce (the table's {@code cma_split} with every buffer in its process). */
+    public long cmaSplitCalls() {
+        return direct.splitCalls;
+    }
+
     /**
      * Copies {@code bytes} of socket member {@code m}'s memory at {@code remote} into {@code dst} at
      * {@code dOff} ({@link PeerReads}); a failure gives up on the job, blaming {@code m}'s rank when
@@ -612,9 +617,26 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     void readPeer(int m, long remote, java.nio.ByteBuffer dst, int dOff, int bytes) {
         int r = sock.ranks[m];
         long errno = PeerReads.read(pids[r], remote, dst, dOff, bytes);
-        if (errno == 0) {
-            return;
+        if (errno != 0) {
+            peerAccessFailed(r, errno, "reading rank " + r + "'s input", remote, bytes);
         }
+    }
+
+    /**
+     * Copies {@code bytes} of {@code src} at {@code sOff} to socket member {@code m}'s memory at
+     * {@code remote} (the split cma Reduce: a member's part of the result into its root's output);
+     * a failure as in {@link #readPeer}.
+     */
+    void writePeer(int m, long remote, java.nio.ByteBuffer src, int sOff, int bytes) {
+        int r = sock.ranks[m];
+        long errno = PeerReads.write(pids[r], remote, src, sOff, bytes);
+        if (errno != 0) {
+            peerAccessFailed(r, errno, "writing rank " + r + "'s output", remote, bytes);
+        }
+    }
+
+    /** A read or write of rank {@code r}'s memory failed with {@code errno}: gives up on the job and throws, see {@link #readPeer}. */
+    private void peerAccessFailed(int r, long errno, String doing, long remote, int bytes) {
         String what = current.name().toLowerCase() + " #" + seq;
         if (errno == PeerReads.ESRCH || !ProcessHandle.of(pids[r]).map(ProcessHandle::isAlive).orElse(false)) {
             giveUp(r);
@@ -622,7 +644,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     new int[] {r});
         }
         giveUp(rank);
-        throw new Sharp4jException("rank " + rank + ": reading rank " + r + "'s input (" + bytes + " bytes at 0x" + Long.toHexString(remote)
+        throw new Sharp4jException("rank " + rank + ": " + doing + " (" + bytes + " bytes at 0x" + Long.toHexString(remote)
                 + " in process " + pids[r] + ") during " + what + " failed: " + PeerReads.errnoName(errno));
     }
 
@@ -1102,16 +1124,16 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * The table's choice, corrected where it cannot apply: a barrier moves no data to tile (it
      * takes the tree), the tree and the exchange hold a message in one slot (larger ones run tiled),
      * and the direct Reduce and the pipelined algorithm run on one socket of one node (elsewhere, and
-     * for other collectives than the direct Reduce's, tiled); the cma Reduce as well, and as the direct
+     * for other collectives than the direct Reduce's, tiled); the cma Reduces as well, and as the direct
      * one where the socket's ranks cannot read each other's memory ({@link #peerReads}).
      */
     private IntraNodeAlgorithm algorithmAt(Collective c, int segment, long bytes) {
         IntraNodeAlgorithm a = table.intraAlgorithmAt(c, segment);
         if (c == Collective.BARRIER) {
             return a == IntraNodeAlgorithm.TILED || a == IntraNodeAlgorithm.DIRECT || a == IntraNodeAlgorithm.PIPELINED
-                    || a == IntraNodeAlgorithm.CMA ? IntraNodeAlgorithm.TREE : a;
+                    || a == IntraNodeAlgorithm.CMA || a == IntraNodeAlgorithm.CMA_SPLIT ? IntraNodeAlgorithm.TREE : a;
         }
-        if (a == IntraNodeAlgorithm.CMA) {
+        if (a == IntraNodeAlgorithm.CMA || a == IntraNodeAlgorithm.CMA_SPLIT) {
             return c != Collective.REDUCE || !directApplies ? IntraNodeAlgorithm.TILED : peerReads ? a : IntraNodeAlgorithm.DIRECT;
         }
         if (a == IntraNodeAlgorithm.PIPELINED) {
@@ -1210,10 +1232,13 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     tree.run(kind, type, op, root, count, desc, table.treeRadixAt(kind, i));
                     break;
                 case DIRECT:
-                    direct.run(type, op, root, count, desc, chunkAt(kind, i), false);
+                    direct.run(type, op, root, count, desc, chunkAt(kind, i), false, false);
                     break;
                 case CMA:
-                    direct.run(type, op, root, count, desc, chunkAt(kind, i), true);
+                    direct.run(type, op, root, count, desc, chunkAt(kind, i), true, false);
+                    break;
+                case CMA_SPLIT:
+                    direct.run(type, op, root, count, desc, chunkAt(kind, i), true, true);
                     break;
                 case PIPELINED:
                     pipelined.run(kind, type, op, root, count, desc, chunkAt(kind, i));

@@ -87,6 +87,12 @@ final class NativeKernels {
      */
     static native long readPeer(long pid, long remote, ByteBuffer dst, long dOff, long bytes);
 
+    /**
+     * Copies {@code bytes} of {@code src} from {@code sOff} to address {@code remote} of process
+     * {@code pid} ({@code process_vm_writev}); returns {@code bytes}, or {@code -errno} ({@link PeerReads}).
+     */
+    static native long writePeer(long pid, long remote, ByteBuffer src, long sOff, long bytes);
+
     /** {@code prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY)}: 0 or {@code -errno} ({@link PeerReads}). */
     static native int allowPeerReads();
 

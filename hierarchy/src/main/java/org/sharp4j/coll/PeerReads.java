@@ -10,8 +10,10 @@ import java.util.concurrent.ThreadLocalRandom;
 /**
  * Reading another local rank's memory where it lies: cross-memory attach ({@code process_vm_readv},
  * through {@link NativeKernels#readPeer}), for the cma Reduce ({@link DirectReduceAlgorithm} with
- * {@code cma}). Open MPI's shared-memory transport (vader), MPICH and UCX's {@code cma} transport
- * use the same call for their single copy.
+ * {@code cma}); and writing into it ({@code process_vm_writev}, {@link NativeKernels#writePeer}) for
+ * the split cma Reduce, whose members write their part of the result into the root's output (the
+ * kernel checks the same access for both). Open MPI's shared-memory transport (vader), MPICH and
+ * UCX's {@code cma} transport use the same calls for their single copy.
  *
  * <h2>Who may read whom</h2>
  * The kernel lets a process read another one's memory when it may ptrace it: the same user, the
@@ -33,8 +35,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * dead), and otherwise ({@code EPERM}, {@code EFAULT}: a permission withdrawn after creation, a
  * range not mapped) with an error naming the peer and the errno: never part of a range taken for
  * the whole ({@link NativeKernels#readPeer} continues a partial read and fails where it stops).
- * The member whose input is read waits inside the call until its root has read it, so the process
- * read is that member's own: a process id is only reused after its process is gone, and Linux hands
+ * The member whose input is read waits inside the call until its root has read it (in the split
+ * cma Reduce every rank waits until every other one has read its input and, for the root, written
+ * its output), so the process read or written is that member's own: a process id is only reused after its process is gone, and Linux hands
  * ids out in turn up to {@code pid_max} (4,194,304 on 64-bit kernels), not within the microseconds
  * between a member's arrival and its root's read.
  */
@@ -106,6 +109,15 @@ final class PeerReads {
     static long read(long pid, long remote, ByteBuffer dst, int dOff, int bytes) {
         long n = NativeKernels.readPeer(pid, remote, dst, dOff, bytes);
         return n == bytes ? 0 : n < 0 ? -n : 5; // a count other than asked for (cannot happen): EIO
+    }
+
+    /**
+     * Copies {@code bytes} of {@code src} from {@code sOff} to {@code remote} in process {@code pid}
+     * (the split cma Reduce's members write into their root's output): 0 or the errno, as {@link #read}.
+     */
+    static long write(long pid, long remote, ByteBuffer src, int sOff, int bytes) {
+        long n = NativeKernels.writePeer(pid, remote, src, sOff, bytes);
+        return n == bytes ? 0 : n < 0 ? -n : 5;
     }
 
     /** {@code ESRCH}: the process is gone. */

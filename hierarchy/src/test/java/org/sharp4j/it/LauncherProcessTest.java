@@ -17,6 +17,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Real processes through the embedded launcher: the long mixed run, and a rank killed with -9. */
 class LauncherProcessTest {
@@ -89,20 +91,25 @@ class LauncherProcessTest {
     }
 
     /**
-     * The cma Reduce between processes: every Reduce of the mixed run (from 1 element, chunks of
+     * The cma Reduces between processes: every Reduce of the mixed run (from 1 element, chunks of
      * 4 KiB: many chunks and steps per call) has its members' direct-buffer inputs read by the root
      * from their processes (process_vm_readv), the others copied or read in place, all checked; the
-     * probe at creation found every pair of the 3 processes able to read each other.
+     * probe at creation found every pair of the 3 processes able to read each other. With cma_split
+     * the calls on direct buffers split: each rank folds a slice and writes it into the root's
+     * output (process_vm_writev).
      */
-    @Test
-    void theCmaReduceBetweenProcesses() throws Exception {
-        Job job = new Job(List.of("-Dsharp4j.timeout=120", "-Dsharp4j.slot.bytes=4096", "-Dsharp4j.tune=reduce:0-inf:cma"), "-np", "3",
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"cma", "cma_split"})
+    void theCmaReduceBetweenProcesses(String alg) throws Exception {
+        Job job = new Job(List.of("-Dsharp4j.timeout=120", "-Dsharp4j.slot.bytes=4096", "-Dsharp4j.tune=reduce:0-inf:" + alg), "-np", "3",
                 StressMain.class.getName(), "20000", "20261130");
         int exit = job.waitFor(600);
         String out = String.join("\n", job.lines);
         assertEquals(0, exit, out);
         assertEquals(3, job.count("peer reads: yes"), out);
         assertEquals(3, job.count("20000 collectives OK"), out);
+        // cma_split: the calls whose every buffer is direct split, their results written by process_vm_writev
+        assertEquals(3, job.lines.stream().filter(l -> l.matches(".*split cma reduces: " + (alg.equals("cma") ? "0" : "[1-9][0-9]*"))).count(), out);
         assertEquals(List.of(), shmFiles(job.jobPrefix()));
     }
 

@@ -214,6 +214,7 @@ public final class TuneTable {
                 case DIRECT: return "direct";
                 case PIPELINED: return "pipelined";
                 case CMA: return "cma";
+                case CMA_SPLIT: return "cma_split";
                 default:
                     int r = t.treeRadixAt(c, i);
                     return "tree:radix=" + (r > ppn ? Math.max(2, ppn) : r);

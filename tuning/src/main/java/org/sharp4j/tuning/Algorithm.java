@@ -4,7 +4,7 @@ import java.util.Locale;
 
 /**
  * Every algorithm a tuning rule can name. The name decides the layer the rule configures:
- * {@link #EXCHANGE}, {@link #TREE}, {@link #TILED}, {@link #DIRECT}, {@link #PIPELINED} and {@link #CMA} the shared-memory phases inside a node, {@link #SHARP},
+ * {@link #EXCHANGE}, {@link #TREE}, {@link #TILED}, {@link #DIRECT}, {@link #PIPELINED}, {@link #CMA} and {@link #CMA_SPLIT} the shared-memory phases inside a node, {@link #SHARP},
  * {@link #KNOMIAL} and {@link #SRA} phase 3 between node leaders.
  */
 public enum Algorithm {
@@ -35,6 +35,14 @@ public enum Algorithm {
      * the ranks, {@code sharp4j.cma=off}) the direct Reduce runs; elsewhere tiled.
      */
     CMA(true, false, true),
+    /**
+     * Reduce only, one socket of one node: every rank folds its slice of the message from every
+     * member's input, read from their processes, and writes it into the root's output
+     * ({@code process_vm_writev}); parameter {@code chunk} (for calls that run as {@link #CMA}: a
+     * member's input or the root's output not a direct buffer). Where the ranks cannot read each
+     * other's memory the direct Reduce runs; elsewhere tiled.
+     */
+    CMA_SPLIT(true, false, true),
     /**
      * SHARP in-network aggregation between nodes; parameter {@code pipeline}: operations of one long call
      * in flight at once (1..{@link Rule#MAX_PIPELINE}).
@@ -92,7 +100,7 @@ public enum Algorithm {
         return null;
     }
 
-    /** The intra-node enum the engine switches on (EXCHANGE, TREE, TILED, DIRECT, PIPELINED or CMA). */
+    /** The intra-node enum the engine switches on (EXCHANGE, TREE, TILED, DIRECT, PIPELINED, CMA or CMA_SPLIT). */
     public IntraNodeAlgorithm toIntra() {
         if (this == EXCHANGE) {
             return IntraNodeAlgorithm.EXCHANGE;
@@ -111,6 +119,9 @@ public enum Algorithm {
         }
         if (this == CMA) {
             return IntraNodeAlgorithm.CMA;
+        }
+        if (this == CMA_SPLIT) {
+            return IntraNodeAlgorithm.CMA_SPLIT;
         }
         throw new IllegalStateException(this + " is not an intra-node algorithm");
     }

@@ -232,7 +232,7 @@ public final class CompiledTable {
         int k = c.ordinal();
         for (int i = 0; i < intraAlg[k].length; i++) {
             if (intraAlg[k][i] == Algorithm.TILED || intraAlg[k][i] == Algorithm.DIRECT || intraAlg[k][i] == Algorithm.PIPELINED
-                    || intraAlg[k][i] == Algorithm.CMA) {
+                    || intraAlg[k][i] == Algorithm.CMA || intraAlg[k][i] == Algorithm.CMA_SPLIT) {
                 return (int) Math.min(Integer.MAX_VALUE, intraStart[k][i] - 1);
             }
         }

@@ -256,7 +256,7 @@ public final class RuleParser {
             }
             colls.remove(Collective.BARRIER); // all:...:tiled means the data collectives
         }
-        if ((alg == Algorithm.DIRECT || alg == Algorithm.CMA) && !colls.equals(EnumSet.of(Collective.REDUCE))) {
+        if ((alg == Algorithm.DIRECT || alg == Algorithm.CMA || alg == Algorithm.CMA_SPLIT) && !colls.equals(EnumSet.of(Collective.REDUCE))) {
             throw bad(where, line, text, alg.key() + " is a Reduce algorithm: give it to reduce alone (reduce:LO-HI:" + alg.key() + ")");
         }
         return new Rule(colls, size[0], size[1], nodes == null ? 1 : nodes[0], nodes == null ? Integer.MAX_VALUE : nodes[1],
