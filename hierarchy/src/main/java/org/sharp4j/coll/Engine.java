@@ -722,21 +722,33 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         }
         final int hc = Math.min(chunkBytes, HEAT_CHUNK_BYTES);
         java.util.Set<String> seen = new java.util.HashSet<>();
+        java.util.Set<Integer> hit = new java.util.HashSet<>();
         java.util.List<Long> out = new java.util.ArrayList<>();
         for (long b : cand) {
             if (b <= above) {
                 continue;
             }
             int i = table.intraIndex(c, b);
+            hit.add(i);
             if (seen.add(pathKey(c, i, b))) {
                 out.add(oneNode && b > chunkBytes ? heatPathOf((long) HEAT_CHUNKS * hc + 64, i, hc) : b);
             }
         }
-        // segments of the table that begin above the candidates: their algorithm in several chunks, the segment
-        // forced, unless a candidate already took that path
+        // segments of the table from 8 KiB that no candidate fell in: those that begin above the candidates, and
+        // those between two of them (direct at 256 KiB + 1 to 512 KiB - 1, between cma and cma_split): within the
+        // chunk at their first size rounded up to a line, above it in several chunks with the segment forced,
+        // unless a candidate already took that path
         long[] starts = table.intraStarts(c);
         for (int i = 0; i < starts.length; i++) {
-            if (starts[i] > several && seen.add(pathKey(c, i, several))) {
+            long first = (starts[i] + 63) & ~63L;
+            if (starts[i] < 8192 || first <= above || hit.contains(i)) {
+                continue;
+            }
+            if (first <= chunkBytes && starts[i] <= several) {
+                if (seen.add(pathKey(c, i, first))) {
+                    out.add(first);
+                }
+            } else if (seen.add(pathKey(c, i, several))) {
                 out.add(oneNode ? heatPathOf((long) HEAT_CHUNKS * hc + 64, i, hc) : heatPathOf(several, i, 0));
             }
         }
