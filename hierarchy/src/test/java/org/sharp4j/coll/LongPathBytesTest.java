@@ -62,15 +62,16 @@ class LongPathBytesTest {
         // algorithm reuses a set within the call, as calls of five slots do)
         assertEquals("8192, 32768, 65536, " + FIVE + " PIPELINED from 65536 chunk 65536", got.get("allreduce"));
         // Reduce: the exchange below 16 KiB (two ranks), cma at 16-256 KiB (one chunk of the 512 KiB slot: no
-        // several-chunk cma call exists), direct from 256 KiB + 1 in one chunk and, forced there, in several
-        assertEquals("8192, 16384, 524288, " + FIVE + " DIRECT from 262145 chunk 65536", got.get("reduce"));
+        // several-chunk cma call exists), cma_split from 512 KiB in one chunk and, forced there, in several, and
+        // direct between them, where no power of two falls, at its first size (one chunk)
+        assertEquals("8192, 16384, 524288, " + FIVE + " CMA_SPLIT from 524288 chunk 65536, 262208", got.get("reduce"));
         // the same with the slot fixed at the default: several chunks from 128 KiB
         Map<String, String> fixed = paths(2, CFG.withSlotBytes(Config.DEFAULT_SLOT_BYTES));
         assertEquals("8192, 32768, 65536, " + FIVE + " PIPELINED from 65536 chunk 65536", fixed.get("allreduce"));
         // (64 KiB slots: cma in one chunk at 16 KiB and in several from 128 KiB, heated as five chunks with its
-        // segment forced; direct only in several, likewise)
-        assertEquals("8192, 16384, " + FIVE + " CMA from 16384 chunk 65536, " + FIVE + " DIRECT from 262145 chunk 65536",
-                fixed.get("reduce"));
+        // segment forced; direct and cma_split only in several, likewise)
+        assertEquals("8192, 16384, " + FIVE + " CMA from 16384 chunk 65536, " + FIVE + " DIRECT from 262145 chunk 65536, " + FIVE
+                + " CMA_SPLIT from 524288 chunk 65536", fixed.get("reduce"));
     }
 
     @Test
@@ -108,8 +109,8 @@ class LongPathBytesTest {
         long five16 = 5 * 16384 + 64;
         assertEquals("8192, " + five16 + " TILED from 16385 chunk 16384, " + five16 + " PIPELINED from 65536 chunk 16384",
                 got.get("allreduce"));
-        assertEquals("8192, 16384, " + five16 + " CMA from 16384 chunk 16384, " + five16 + " DIRECT from 262145 chunk 16384",
-                got.get("reduce"));
+        assertEquals("8192, 16384, " + five16 + " CMA from 16384 chunk 16384, " + five16 + " DIRECT from 262145 chunk 16384, "
+                + five16 + " CMA_SPLIT from 524288 chunk 16384", got.get("reduce"));
     }
 
     /**
