@@ -114,15 +114,20 @@ class LongPathBytesTest {
     }
 
     /**
-     * Four ranks on one node: the built-in table runs the pipelined Reduce from 8 MiB only, far above the
-     * candidates (two chunks and a line: about 1 MiB); it is heated with its segment forced, else C2 compiled
-     * it during the program's first 8 MiB Reduces (4 ranks on 2 CPUs: calls of 30-80 ms).
+     * Four ranks on one node: the built-in table runs the split cma Reduce from 4 MiB only (the pipelined one
+     * from 8 MiB before), far above the candidates (two chunks and a line: about 1 MiB); it is heated with its
+     * segment forced, else C2 compiled it during the program's first such Reduces (the pipelined one: 4 ranks on
+     * 2 CPUs, calls of 30-80 ms).
      */
     @Test
     void anAlgorithmTheTableRoutesOnlyLongCallsToIsHeatedWithItsSegmentForced() {
         Map<String, String> got = paths(4, CFG);
-        assertEquals("8192, 32768, " + FIVE + " DIRECT from 16385 chunk 65536, " + FIVE + " PIPELINED from 8388608 chunk 65536",
+        assertEquals("8192, 32768, " + FIVE + " DIRECT from 16385 chunk 65536, " + FIVE + " CMA_SPLIT from 4194304 chunk 65536",
                 got.get("reduce"));
+        // with the pipelined Reduce from 8 MiB on top, each segment above the candidates is heated
+        Map<String, String> pipelined = paths(4, CFG.withTuneOverride("reduce:8m-inf:nodes=1:ppn=4:pipelined"));
+        assertEquals("8192, 32768, " + FIVE + " DIRECT from 16385 chunk 65536, " + FIVE + " CMA_SPLIT from 4194304 chunk 65536, "
+                + FIVE + " PIPELINED from 8388608 chunk 65536", pipelined.get("reduce"));
         assertEquals("8192, 32768, 65536, " + FIVE + " PIPELINED from 65536 chunk 65536", got.get("allreduce"));
     }
 
