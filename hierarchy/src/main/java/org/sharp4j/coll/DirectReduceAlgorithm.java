@@ -81,33 +81,18 @@ import org.sharp4j.shm.Waiter;
  *
  * <h2>The split cma Reduce: every rank folds a slice</h2>
  * With {@code split} (the table's {@code cma_split}) and every member's input and the root's output
- * direct buffers, the root reading alone is replaced by a reduce-scatter whose results land in the
- * root's output. At the first chunk every rank writes its input's address into {@link #ADDRESS}
- * (0 if not a direct buffer) and the root its output's into {@link #OUT_ADDRESS} (0 if not a direct
- * buffer, or overlapping its input other than exactly in place with r < 2), before its ARRIVED; after
- * the verdict (every member's ARRIVED acquired) every rank reads the same words and decides alike:
- * split if none is 0, else the call goes on as the cma Reduce. Split, the whole call runs in that one
- * sequence number: the N elements are cut into q slices of whole cache lines, member m's slice
- * {@code [m S, (m+1) S)} with {@code S = ceil(ceil(N/q) / L) L}; m folds its slice a step at a time
- * ({@link #stageBytes}), its own input read in place and every other member's read from its process
- * ({@code process_vm_readv}) into its block of m's stage, left to right over members
- * ({@link Reductions#combineAll}: the bits of the direct Reduce, whichever rank folds); the root folds
- * straight into its output, a member into its own block of the stage, then writes it into the root's
- * output ({@code process_vm_writev}). Then m publishes {@code (s, TILED)} ("I read every input of my
- * slice and, off the root, wrote my slice of the result") and acquires every other member's TILED of s
- * before it returns: after that nobody reads its input or writes the root's output. Per rank (q-1) N/q
- * bytes read and, off the root, N/q written by the kernel, and the fold of N/q over q inputs: the
- * root's critical path is a q-th of the cma Reduce's, plus one flag from every member; every rank
- * waits for all (the call synchronises, as an Allreduce). Exactly in place is safe for a root 0 or 1:
- * a member reads each step of the root's input before it writes the same step of the output, and the
- * root's fold reads x_r before it writes the element (see the direct Reduce's in-place rule above).
+ * direct buffers, the root reading alone is replaced by {@link CmaSplitAlgorithm}: every member folds
+ * a q-th of the message from all inputs and writes it into the root's output. At the first chunk
+ * every rank writes its input's address into {@link #ADDRESS} and the root its output's into
+ * {@link #OUT_ADDRESS} before its ARRIVED; after the verdict every rank reads the same words and
+ * decides alike: split (the whole call in that one sequence number), or on as the cma Reduce.
  * Measured on the Intel VM (2 ranks, OSU port, same processes, blocks alternating): against the
  * direct Reduce, in the VM's fast phase (2 runs) 0.97-1.61x as fast at 512 KiB, 1.24-1.67x at 1 MiB,
  * 1.13-1.57x at 2-16 MiB; in its slow phase (4 runs; in C the split then gains nothing over the
  * copy either) 0.86-1.52x at 512 KiB, 0.96-1.12x at 1 MiB, 0.89-1.25x at 2-16 MiB; against the cma
  * Reduce slower at 64-256 KiB (0.8-0.9x: three system calls and a flag from every rank per call);
- * 4 ranks on 2 cores 0.64-0.68x at 512 KiB-1 MiB (the ranks take turns on the cores). The built-in
- * table takes it for 2 ranks from 512 KiB.
+ * 4 ranks on 2 cores 0.64-0.68x at 512 KiB-1 MiB, 1.11-1.74x at 4-16 MiB (the direct and pipelined
+ * Reduces there). The built-in table takes it for 2 ranks from 512 KiB and 4 from 4 MiB.
  *
  * <h2>The verdict (argument check)</h2>
  * Every rank, root or not, acquires every member's ARRIVED of the call's first chunk before it
@@ -145,10 +130,9 @@ final class DirectReduceAlgorithm {
      */
     static final int ADDRESS = PROGRESS + 8;
     /**
-     * The root's output word next to the address word, written by the root before its ARRIVED of a
-     * call's first chunk in the cma Reduce: where its output lies in its process (element 0), 0 when
-     * the members may not write into it (not a direct buffer, or overlapping the input). With every
-     * member's {@link #ADDRESS} it decides the split cma Reduce.
+     * Output word next to the address word, written before the ARRIVED of a call's first sequence
+     * number in the split cma algorithms ({@link CmaSplitAlgorithm}) by every rank that gets a result:
+     * where its output lies in its process (element 0), 0 when the others may not write into it.
      */
     static final int OUT_ADDRESS = PROGRESS + 16;
 
@@ -170,8 +154,6 @@ final class DirectReduceAlgorithm {
     /** The cma root's reads: each member's input address (0: it copies into its slot), and the block they are read into. */
     private long[] remote = new long[0];
     private ByteBuffer stage;
-    /** Calls this rank ran as the split cma Reduce (read by tests and diagnostics: {@code Engine.cmaSplitCalls}). */
-    long splitCalls;
 
     DirectReduceAlgorithm(Engine e) {
         this.e = e;
@@ -207,10 +189,10 @@ final class DirectReduceAlgorithm {
         final long start = System.nanoTime();
         // cma: a member whose input is a direct buffer copies nothing; the root reads it in this process
         final boolean readMe = cma && !isRoot && src.kind == Payload.BUFFER && src.buffer.isDirect();
-        final long myAddress = cma && src.kind == Payload.BUFFER && src.buffer.isDirect() ? PeerReads.address(src.buffer) + src.byteOffset(t, 0) : 0;
-        // The split cma Reduce: possible when every member's input and the root's output lie in their processes
+        final long myAddress = cma ? CmaSplitAlgorithm.inputAddress(src, t) : 0;
+        // The split cma Reduce (CmaSplitAlgorithm): possible when every member's input and the root's output lie in their processes
         final boolean splitWanted = split && q >= 2 && myAddress != 0;
-        final long outAddress = splitWanted && isRoot ? splitOutput(dst, t, count, myAddress, r) : 0;
+        final long outAddress = splitWanted && isRoot ? CmaSplitAlgorithm.outputAddress(dst, t, count, myAddress) : 0;
         final boolean streaming = !isRoot && !readMe && e.stores.streaming(bytes);
         // the root's step: a piece of every slot (16 KiB), or in the cma Reduce a read of every member's input
         final int stepElems = cma ? Math.max(pieceElems, Math.min(chunkElems, stageBytes(q) / size)) : pieceElems;
@@ -220,7 +202,7 @@ final class DirectReduceAlgorithm {
             pieceOff = new int[q];
             remote = new long[q];
         }
-        if ((cma && isRoot || splitWanted) && (stage == null || stage.capacity() < q * stageBytes(q))) {
+        if (cma && isRoot && (stage == null || stage.capacity() < q * stageBytes(q))) {
             stage = ByteBuffer.allocateDirect(q * stageBytes(q)).order(java.nio.ByteOrder.nativeOrder());
         }
         long s = 0;
@@ -271,9 +253,8 @@ final class DirectReduceAlgorithm {
                     }
                     throw st.toException();
                 }
-                if (splitWanted && splits(sock, set, r)) {
-                    split(t, op, r, count, s, set, desc, dst, src);
-                    splitCalls++;
+                if (splitWanted && CmaSplitAlgorithm.splits(sock, set, r)) {
+                    e.cmaSplit.run(t, op, r, count, s, set, desc); // the whole call, in this sequence number
                     break;
                 }
             }
@@ -366,98 +347,13 @@ final class DirectReduceAlgorithm {
         }
     }
 
-    /**
-     * The split cma Reduce, the whole call in sequence number {@code s} (every rank, after the first
-     * chunk's verdict): this rank folds its slice of the elements from every member's input (its own
-     * in place, the others' read from their processes, a step at a time) and, off the root, writes the
-     * result into the root's output; then it says so (TILED) and waits for every other member's TILED:
-     * nobody reads its input or writes its output any more.
-     */
-    private void split(DataType t, Op op, int r, int count, long s, int set, long desc, Payload dst, Payload src) {
-        final Engine e = this.e;
-        final ShmLevel sock = e.sock;
-        final Waiter w = e.waiter;
-        final int q = sock.members;
-        final int me = sock.me;
-        final int size = t.size;
-        final int line = Math.max(1, 64 / size);
-        final long slice = (((long) count + q - 1) / q + line - 1) / line * line; // a rank's elements, whole lines
-        final int lo = (int) Math.min(count, (long) me * slice);
-        final int hi = (int) Math.min(count, (long) lo + slice);
-        final int stepElems = stageBytes(q) / size;
-        final int block = stageBytes(q);
-        final long out = Flags.plain(sock.buf, sock.ctl(set, r) + OUT_ADDRESS);
-        for (int m = 0; m < q; m++) {
-            remote[m] = m == me ? 0 : Flags.plain(sock.buf, sock.ctl(set, m) + ADDRESS); // ordered by the ARRIVEDs (the verdict)
-        }
-        for (int p = lo; p < hi; p += stepElems) {
-            final int len = Math.min(stepElems, hi - p);
-            for (int m = 0; m < q; m++) {
-                if (m == me) {
-                    xBuf[m] = src.memory();
-                    pieceOff[m] = src.byteOffset(t, p);
-                } else {
-                    e.readPeer(m, remote[m] + (long) p * size, stage, m * block, len * size);
-                    xBuf[m] = stage;
-                    pieceOff[m] = m * block;
-                }
-            }
-            if (me == r) {
-                Reductions.combineAll(t, op, dst.memory(), dst.byteOffset(t, p), null, 0, xBuf, pieceOff, q, len);
-            } else {
-                // this rank's own block of the stage holds no input (its own is read in place): the result goes there
-                Reductions.combineAll(t, op, stage, me * block, null, 0, xBuf, pieceOff, q, len);
-                e.writePeer(r, out + (long) p * size, stage, me * block, len * size);
-            }
-        }
-        sock.publish(set, ShmLevel.TILED, s, desc, e.st);
-        for (int m = 0; m < q; m++) {
-            if (m != me) {
-                w.await(sock.buf, sock.ctl(set, m) + ShmLevel.STATE, ShmLevel.enc(s, ShmLevel.TILED), sock.ranks[m]);
-            }
-        }
-    }
-
-    /**
-     * Whether this call runs the split cma Reduce (every rank, having acquired every member's
-     * ARRIVED of the call's first chunk, reads the same words and decides alike): every member's input
-     * and the root's output lie in their processes.
-     */
-    private static boolean splits(ShmLevel sock, int set, int r) {
-        if (Flags.plain(sock.buf, sock.ctl(set, r) + OUT_ADDRESS) == 0) {
-            return false;
-        }
-        for (int m = 0; m < sock.members; m++) {
-            if (Flags.plain(sock.buf, sock.ctl(set, m) + ADDRESS) == 0) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /**
-     * The root's output address for the split (its element 0), or 0 where the members may not write
-     * there: not a direct buffer, or overlapping the input (exactly in place is fine for a root before
-     * member 2: each element of a slice is read before it is written, and the fold of its own slice
-     * reads x_r before it writes when r is 0 or 1, see {@link Reductions#combineAll}).
-     */
-    private static long splitOutput(Payload dst, DataType t, int count, long in, int r) {
-        if (dst.kind != Payload.BUFFER || !dst.buffer.isDirect()) {
-            return 0;
-        }
-        long out = PeerReads.address(dst.buffer) + dst.byteOffset(t, 0);
-        long len = (long) count * t.size;
-        boolean overlap = in < out + len && out < in + len;
-        return !overlap || out == in && r < 2 ? out : 0;
-    }
-
     /** Bytes the cma root reads per member per step: {@link #STAGE_BYTES} shared by the other members, 16-256 KiB in pages. */
     static int stageBytes(int q) {
         return Math.max(PIECE_BYTES, Math.min(256 * 1024, STAGE_BYTES / Math.max(1, q - 1))) & ~4095;
     }
 
     /** Every other member's state {@code >= (s-2, ARRIVED)}: see the class comment's reuse rule. */
-    private static void gate(ShmLevel sock, long s, Waiter w) {
+    static void gate(ShmLevel sock, long s, Waiter w) {
         if (s <= 2) {
             return;
         }

@@ -113,6 +113,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     private final TreeAlgorithm tree = new TreeAlgorithm(this);
     private final TiledAlgorithm tiled = new TiledAlgorithm(this);
     private final DirectReduceAlgorithm direct = new DirectReduceAlgorithm(this);
+    /** The split cma Allreduce, and the split step of the cma_split Reduce ({@link DirectReduceAlgorithm}). */
+    final CmaSplitAlgorithm cmaSplit = new CmaSplitAlgorithm(this);
     private final PipelinedAlgorithm pipelined = new PipelinedAlgorithm(this);
     /** Streaming or ordinary stores for what the long algorithms' readers read next (this rank's own choice). */
     final StoreChoice stores;
@@ -437,7 +439,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 this.peerReadsWhyNot = cmaWhyNot;
                 this.peerReads = cmaWhyNot == null;
                 if (cmaMine != null) {
-                    LOG.debug("rank {}: no peer reads (the cma Reduce runs as direct): {}", rank, cmaMine);
+                    LOG.debug("rank {}: no peer reads (cma and cma_split run as direct or pipelined): {}", rank, cmaMine);
                 }
                 if (sockSeg == null) {
                     sockSeg = Segment.open(sockPath, ShmLevel.size(sockRanks.length, slot, shared, 0));
@@ -604,9 +606,9 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         return peerReadsWhyNot;
     }
 
-    /** Reduces this rank ran as the split cma Reduce (the table's {@code cma_split} with every buffer in its process). */
+    /** Reduces and Allreduces this rank ran split (the table's {@code cma_split} with every buffer in its process). */
     public long cmaSplitCalls() {
-        return direct.splitCalls;
+        return cmaSplit.splitCalls;
     }
 
     /**
@@ -1137,13 +1139,17 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * takes the tree), the tree and the exchange hold a message in one slot (larger ones run tiled),
      * and the direct Reduce and the pipelined algorithm run on one socket of one node (elsewhere, and
      * for other collectives than the direct Reduce's, tiled); the cma Reduces as well, and as the direct
-     * one where the socket's ranks cannot read each other's memory ({@link #peerReads}).
+     * one where the socket's ranks cannot read each other's memory ({@link #peerReads}); the split cma
+     * Allreduce as well, and as the pipelined one there.
      */
     private IntraNodeAlgorithm algorithmAt(Collective c, int segment, long bytes) {
         IntraNodeAlgorithm a = table.intraAlgorithmAt(c, segment);
         if (c == Collective.BARRIER) {
             return a == IntraNodeAlgorithm.TILED || a == IntraNodeAlgorithm.DIRECT || a == IntraNodeAlgorithm.PIPELINED
                     || a == IntraNodeAlgorithm.CMA || a == IntraNodeAlgorithm.CMA_SPLIT ? IntraNodeAlgorithm.TREE : a;
+        }
+        if (a == IntraNodeAlgorithm.CMA_SPLIT && c == Collective.ALLREDUCE) {
+            return !directApplies ? IntraNodeAlgorithm.TILED : peerReads ? a : IntraNodeAlgorithm.PIPELINED;
         }
         if (a == IntraNodeAlgorithm.CMA || a == IntraNodeAlgorithm.CMA_SPLIT) {
             return c != Collective.REDUCE || !directApplies ? IntraNodeAlgorithm.TILED : peerReads ? a : IntraNodeAlgorithm.DIRECT;
@@ -1250,7 +1256,12 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     direct.run(type, op, root, count, desc, chunkAt(kind, i), true, false);
                     break;
                 case CMA_SPLIT:
-                    direct.run(type, op, root, count, desc, chunkAt(kind, i), true, true);
+                    if (kind != Collective.ALLREDUCE) {
+                        direct.run(type, op, root, count, desc, chunkAt(kind, i), true, true);
+                    } else if (!cmaSplit.allreduce(type, op, count, desc)) {
+                        // a buffer not in its process (decided alike on every rank): pipelined, from the next sequence number
+                        pipelined.run(kind, type, op, root, count, desc, chunkAt(kind, i));
+                    }
                     break;
                 case PIPELINED:
                     pipelined.run(kind, type, op, root, count, desc, chunkAt(kind, i));

@@ -97,8 +97,8 @@ public final class Info {
         sb.append("    stores for what other ranks read next, from 16 KiB: ").append(cfg.stores())
                 .append("auto".equals(cfg.stores()) ? " (streaming or ordinary, per call from this rank's timings)" : "").append('\n');
         String peer = e.peerReadsWhyNot();
-        sb.append("    peer reads (the cma Reduces): ").append(peer == null ? "yes, the socket's ranks read each other's inputs"
-                : "no, cma and cma_split run as direct: " + peer).append('\n');
+        sb.append("    peer reads (cma, cma_split): ").append(peer == null ? "yes, the socket's ranks read each other's inputs"
+                : "no, cma and cma_split run as direct (a cma_split Allreduce as pipelined): " + peer).append('\n');
         return sb.toString();
     }
 

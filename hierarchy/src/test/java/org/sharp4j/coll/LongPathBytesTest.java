@@ -57,17 +57,18 @@ class LongPathBytesTest {
     @Test
     void oneNodeTakesTheTreeTiledPipelinedDirectAndSeveralChunks() {
         Map<String, String> got = paths(2, CFG);
-        // Allreduce: the exchange to 16 KiB (two ranks), tiled to 64 KiB, pipelined in one chunk (the auto slot of one
-        // socket: 512 KiB), then in several: five chunks of 64 KiB, the segment of 1 MiB (so that the pipelined
-        // algorithm reuses a set within the call, as calls of five slots do)
-        assertEquals("8192, 32768, 65536, " + FIVE + " PIPELINED from 65536 chunk 65536", got.get("allreduce"));
+        // Allreduce: the exchange to 16 KiB (two ranks), tiled to 64 KiB, the split cma Allreduce (two ranks; pipelined
+        // where a buffer is not direct) in one chunk (the auto slot of one socket: 512 KiB), then in several: five chunks
+        // of 64 KiB, the segment of 1 MiB (so that the pipelined algorithm reuses a set within the call, as calls of five
+        // slots do)
+        assertEquals("8192, 32768, 65536, " + FIVE + " CMA_SPLIT from 65536 chunk 65536", got.get("allreduce"));
         // Reduce: the exchange below 16 KiB (two ranks), cma at 16-256 KiB (one chunk of the 512 KiB slot: no
         // several-chunk cma call exists), cma_split from 512 KiB in one chunk and, forced there, in several, and
         // direct between them, where no power of two falls, at its first size (one chunk)
         assertEquals("8192, 16384, 524288, " + FIVE + " CMA_SPLIT from 524288 chunk 65536, 262208", got.get("reduce"));
         // the same with the slot fixed at the default: several chunks from 128 KiB
         Map<String, String> fixed = paths(2, CFG.withSlotBytes(Config.DEFAULT_SLOT_BYTES));
-        assertEquals("8192, 32768, 65536, " + FIVE + " PIPELINED from 65536 chunk 65536", fixed.get("allreduce"));
+        assertEquals("8192, 32768, 65536, " + FIVE + " CMA_SPLIT from 65536 chunk 65536", fixed.get("allreduce"));
         // (64 KiB slots: cma in one chunk at 16 KiB and in several from 128 KiB, heated as five chunks with its
         // segment forced; direct and cma_split only in several, likewise)
         assertEquals("8192, 16384, " + FIVE + " CMA from 16384 chunk 65536, " + FIVE + " DIRECT from 262145 chunk 65536, " + FIVE
@@ -107,7 +108,7 @@ class LongPathBytesTest {
         // tiled (direct for Reduce), five of 16 KiB; the pipelined Allreduce from 64 KiB begins above the
         // candidates (two slots and a line) and is heated with its segment forced
         long five16 = 5 * 16384 + 64;
-        assertEquals("8192, " + five16 + " TILED from 16385 chunk 16384, " + five16 + " PIPELINED from 65536 chunk 16384",
+        assertEquals("8192, " + five16 + " TILED from 16385 chunk 16384, " + five16 + " CMA_SPLIT from 65536 chunk 16384",
                 got.get("allreduce"));
         assertEquals("8192, 16384, " + five16 + " CMA from 16384 chunk 16384, " + five16 + " DIRECT from 262145 chunk 16384, "
                 + five16 + " CMA_SPLIT from 524288 chunk 16384", got.get("reduce"));
@@ -128,7 +129,8 @@ class LongPathBytesTest {
         Map<String, String> pipelined = paths(4, CFG.withTuneOverride("reduce:8m-inf:nodes=1:ppn=4:pipelined"));
         assertEquals("8192, 32768, " + FIVE + " DIRECT from 16385 chunk 65536, " + FIVE + " CMA_SPLIT from 4194304 chunk 65536, "
                 + FIVE + " PIPELINED from 8388608 chunk 65536", pipelined.get("reduce"));
-        assertEquals("8192, 32768, 65536, " + FIVE + " PIPELINED from 65536 chunk 65536", got.get("allreduce"));
+        // Allreduce: pipelined from 64 KiB, the split cma Allreduce from 256 KiB (4 ranks), between the candidates
+        assertEquals("8192, 32768, 65536, 262144, " + FIVE + " CMA_SPLIT from 262144 chunk 65536", got.get("allreduce"));
     }
 
     /**

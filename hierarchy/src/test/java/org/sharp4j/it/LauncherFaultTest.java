@@ -55,14 +55,14 @@ class LauncherFaultTest {
     }
 
     /**
-     * The split cma Reduce: a member killed while the others read its slice of every input or wait
-     * for its TILED (reads of its memory fail with ESRCH, the flags wait names it), the root killed
-     * while a member writes into its output (process_vm_writev: ESRCH); a stopped member found by the timeout.
+     * The split cma Allreduce and Reduce: a rank killed while the others read its slice of every input
+     * or wait for its TILED (reads of its memory fail with ESRCH, the flags wait names it) or write into
+     * its output (process_vm_writev: ESRCH); a stopped member found by the timeout.
      */
     @ParameterizedTest(name = "cma_split, {0} ranks: {1} of rank {2} ({3})")
     @CsvSource({"2,KILL,1,member", "3,KILL,0,member 0", "3,STOP,2,member"})
     void splitCmaReducesNameTheVictimToo(int np, String signal, int victim, String role) throws Exception {
-        faultRow(np, 1, 1, signal, victim, role + ", cma_split", List.of("-Dsharp4j.tune=reduce:0-inf:cma_split"));
+        faultRow(np, 1, 1, signal, victim, role + ", cma_split", List.of("-Dsharp4j.tune=allreduce,reduce:0-inf:cma_split"));
     }
 
     private static void faultRow(int np, int nodes, int sockets, String signal, int victim, String role, List<String> props)

@@ -93,7 +93,7 @@ public final class StressMain {
                 }
             }
             System.out.println("rank " + me + ": " + iterations + " collectives OK");
-            System.out.println("rank " + me + ": split cma reduces: " + comm.engine().cmaSplitCalls());
+            System.out.println("rank " + me + ": split cma calls: " + comm.engine().cmaSplitCalls());
         }
     }
 

@@ -41,6 +41,6 @@ class InfoTest {
         assertTrue(org.sharp4j.coll.Reductions.kernelsInUse().startsWith("native") || r.contains("native not used: "), r);
         assertTrue(r.contains("stores for what other ranks read next, from 16 KiB: auto (streaming or ordinary"), r);
         // two simulated nodes: the cma Reduce (one socket of one node) does not apply, and says so
-        assertTrue(r.contains("peer reads (the cma Reduces): no, cma and cma_split run as direct: several sockets or nodes"), r);
+        assertTrue(r.contains("peer reads (cma, cma_split): no, cma and cma_split run as direct (a cma_split Allreduce as pipelined): several sockets or nodes"), r);
     }
 }

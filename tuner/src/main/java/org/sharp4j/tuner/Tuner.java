@@ -175,7 +175,7 @@ public final class Tuner {
                 out.add(new Candidate(Measurement.INTRA, "pipelined", "allreduce,reduce:0-inf:pipelined", data));
                 // where the ranks cannot read each other's memory the engine runs it as direct (the same times)
                 out.add(new Candidate(Measurement.INTRA, "cma", "reduce:0-inf:cma", EnumSet.of(Collective.REDUCE)));
-                out.add(new Candidate(Measurement.INTRA, "cma_split", "reduce:0-inf:cma_split", EnumSet.of(Collective.REDUCE)));
+                out.add(new Candidate(Measurement.INTRA, "cma_split", "allreduce,reduce:0-inf:cma_split", data));
             } else {
                 // the engine runs the direct Reduce and the pipelined algorithm on one node only (tiled
                 // elsewhere), but the node-local communicator they would be measured on is one node: they

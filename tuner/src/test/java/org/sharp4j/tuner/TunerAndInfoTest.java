@@ -83,14 +83,14 @@ class TunerAndInfoTest {
         Tuner.Options withChunk = tiny();
         withChunk.chunks = new long[] {4096};
         Tuner.Result res = sweep(n, base, withChunk, Set.of(), sink);
-        // tree:radix=2, tiled, pipelined and tiled:chunk=4k at 2 sizes for allreduce, exchange at 64 B (up to 4 KiB), tree and
-        // exchange for barrier
-        assertEquals(11, res.measurements.size(), res.measurements.toString());
+        // tree:radix=2, tiled, pipelined, cma_split and tiled:chunk=4k at 2 sizes for allreduce, exchange at 64 B (up to 4 KiB),
+        // tree and exchange for barrier
+        assertEquals(13, res.measurements.size(), res.measurements.toString());
         assertTrue(res.measurements.stream().anyMatch(m -> m.candidate().equals("tiled:chunk=4k") && m.bytes() == 32768), res.measurements.toString());
         assertTrue(res.measurements.stream().allMatch(m -> m.passes() == 2), res.measurements.toString());
-        assertEquals(22, sink.size(), "each point in each of the 2 passes: " + sink);
+        assertEquals(26, sink.size(), "each point in each of the 2 passes: " + sink);
         assertEquals(res.measurements, Measurement.overPassesByPoint(sink));
-        assertEquals(22, res.total);
+        assertEquals(26, res.total);
         // every point's pass 1 before any point's pass 2; each point measured on all its candidates together,
         // in the pass's order, and pass 2 starts one candidate further on
         List<String> order = new ArrayList<>();
@@ -98,12 +98,14 @@ class TunerAndInfoTest {
             order.add(p.pass() + " " + Measurement.name(p.point().collective()) + " " + p.point().bytes() + " " + p.point().candidate());
         }
         assertEquals(List.of("1 allreduce 64 tree:radix=2", "1 allreduce 64 exchange", "1 allreduce 64 tiled", "1 allreduce 64 pipelined",
-                "1 allreduce 64 tiled:chunk=4k",
-                "1 allreduce 32768 tree:radix=2", "1 allreduce 32768 tiled", "1 allreduce 32768 pipelined", "1 allreduce 32768 tiled:chunk=4k",
+                "1 allreduce 64 cma_split", "1 allreduce 64 tiled:chunk=4k",
+                "1 allreduce 32768 tree:radix=2", "1 allreduce 32768 tiled", "1 allreduce 32768 pipelined", "1 allreduce 32768 cma_split",
+                "1 allreduce 32768 tiled:chunk=4k",
                 "1 barrier 0 tree:radix=2", "1 barrier 0 exchange",
-                "2 allreduce 64 exchange", "2 allreduce 64 tiled", "2 allreduce 64 pipelined", "2 allreduce 64 tiled:chunk=4k",
-                "2 allreduce 64 tree:radix=2",
-                "2 allreduce 32768 tiled", "2 allreduce 32768 pipelined", "2 allreduce 32768 tiled:chunk=4k", "2 allreduce 32768 tree:radix=2",
+                "2 allreduce 64 exchange", "2 allreduce 64 tiled", "2 allreduce 64 pipelined", "2 allreduce 64 cma_split",
+                "2 allreduce 64 tiled:chunk=4k", "2 allreduce 64 tree:radix=2",
+                "2 allreduce 32768 tiled", "2 allreduce 32768 pipelined", "2 allreduce 32768 cma_split", "2 allreduce 32768 tiled:chunk=4k",
+                "2 allreduce 32768 tree:radix=2",
                 "2 barrier 0 exchange", "2 barrier 0 tree:radix=2"), order);
         assertFalse(res.budgetSpent);
         assertTrue(res.notes.stream().anyMatch(x -> x.contains("one node")), res.notes.toString());
@@ -162,7 +164,7 @@ class TunerAndInfoTest {
         List<Measurement.Pass> again = new ArrayList<>();
         Tuner.Result res2 = sweep(n, base, withChunk, done, again);
         assertEquals(0, res2.measurements.size());
-        assertEquals(22, res2.skipped);
+        assertEquals(26, res2.skipped);
         assertTrue(again.isEmpty());
 
         // a sweep cut after pass 1: resumed with rank 0's state, it measures pass 2 of every point, nothing else
@@ -174,8 +176,8 @@ class TunerAndInfoTest {
         }
         List<Measurement.Pass> rest = new ArrayList<>();
         Tuner.Result res3 = sweep(n, base, withChunk, pass1, rest);
-        assertEquals(11, res3.skipped);
-        assertEquals(11, rest.size(), rest.toString());
+        assertEquals(13, res3.skipped);
+        assertEquals(13, rest.size(), rest.toString());
         assertTrue(rest.stream().allMatch(x -> x.pass() == 2), rest.toString());
     }
 

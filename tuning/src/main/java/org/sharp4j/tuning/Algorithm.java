@@ -36,11 +36,11 @@ public enum Algorithm {
      */
     CMA(true, false, true),
     /**
-     * Reduce only, one socket of one node: every rank folds its slice of the message from every
-     * member's input, read from their processes, and writes it into the root's output
-     * ({@code process_vm_writev}); parameter {@code chunk} (for calls that run as {@link #CMA}: a
-     * member's input or the root's output not a direct buffer). Where the ranks cannot read each
-     * other's memory the direct Reduce runs; elsewhere tiled.
+     * Allreduce and Reduce, one socket of one node: every rank folds its slice of the message from
+     * every member's input, read from their processes, and writes it into the outputs that get it
+     * ({@code process_vm_writev}); parameter {@code chunk} (for calls whose buffers are not all direct
+     * ones: a Reduce then runs as {@link #CMA}, an Allreduce as {@link #PIPELINED}). Where the ranks
+     * cannot read each other's memory the direct Reduce and the pipelined Allreduce run; elsewhere tiled.
      */
     CMA_SPLIT(true, false, true),
     /**

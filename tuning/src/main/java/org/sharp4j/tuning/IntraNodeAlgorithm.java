@@ -29,13 +29,14 @@ package org.sharp4j.tuning;
  *       one read of (q-1) m plus the fold; where the input did not change since the last call (a
  *       benchmark's), its lines are still in the root's cache. The engine runs {@link #DIRECT} where
  *       the ranks cannot read each other's memory.</li>
- *   <li>{@link #CMA_SPLIT}: Reduce only, one socket of one node, every member's input and the root's
- *       output direct buffers: every rank folds its slice m/q of all q inputs (its own in place, the
- *       others read from their processes) and a member writes its slice of the result into the root's
- *       output ({@code process_vm_writev}). Per rank: (q-1) m/q read by the kernel, a fold of m/q over
- *       q inputs, m/q written by the kernel; the root's critical path falls from {@link #CMA}'s (q-1) m
- *       read plus the fold of m to a q-th of that, plus one flag from every member at the end. Calls
- *       whose buffers do not qualify run as {@link #CMA}.</li>
+ *   <li>{@link #CMA_SPLIT}: Allreduce and Reduce, one socket of one node, every member's input and
+ *       every output direct buffers: every rank folds its slice m/q of all q inputs (its own in place,
+ *       the others read from their processes) and writes its slice of the result into the other
+ *       members' outputs (a Reduce: the root's; {@code process_vm_writev}). Per rank: (q-1) m/q read
+ *       by the kernel, a fold of m/q over q inputs, (q-1) m/q written (a Reduce: m/q, off the root);
+ *       the Reduce root's critical path falls from {@link #CMA}'s (q-1) m read plus the fold of m to a
+ *       q-th of that, plus one flag from every member at the end. Calls whose buffers do not qualify
+ *       run as {@link #CMA} (Reduce) or {@link #PIPELINED} (Allreduce).</li>
  * </ul>
  */
 public enum IntraNodeAlgorithm {

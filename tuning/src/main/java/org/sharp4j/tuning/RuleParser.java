@@ -250,13 +250,13 @@ public final class RuleParser {
         if (alg != null && pipeline != Rule.UNSET && !alg.takesPipeline()) {
             throw bad(where, line, text, alg.key() + " takes no pipeline (only sharp does)");
         }
-        if ((alg == Algorithm.TILED || alg == Algorithm.PIPELINED) && colls.contains(Collective.BARRIER)) {
+        if ((alg == Algorithm.TILED || alg == Algorithm.PIPELINED || alg == Algorithm.CMA_SPLIT) && colls.contains(Collective.BARRIER)) {
             if (colls.size() == 1) {
                 throw bad(where, line, text, "barrier moves no data: " + alg.key() + " does not apply (use tree)");
             }
             colls.remove(Collective.BARRIER); // all:...:tiled means the data collectives
         }
-        if ((alg == Algorithm.DIRECT || alg == Algorithm.CMA || alg == Algorithm.CMA_SPLIT) && !colls.equals(EnumSet.of(Collective.REDUCE))) {
+        if ((alg == Algorithm.DIRECT || alg == Algorithm.CMA) && !colls.equals(EnumSet.of(Collective.REDUCE))) {
             throw bad(where, line, text, alg.key() + " is a Reduce algorithm: give it to reduce alone (reduce:LO-HI:" + alg.key() + ")");
         }
         return new Rule(colls, size[0], size[1], nodes == null ? 1 : nodes[0], nodes == null ? Integer.MAX_VALUE : nodes[1],

@@ -25,9 +25,14 @@ class TuningTableTest {
         assertEquals(IntraNodeAlgorithm.TREE, TuningTable.builtIn().compile(1, 33).intraAlgorithm(AR, 8), "the exchange up to 32 ranks per node");
         assertEquals(IntraNodeAlgorithm.TILED, t.intraAlgorithm(AR, 16385));
         assertEquals(IntraNodeAlgorithm.TILED, t.intraAlgorithm(AR, 65535));
-        // one node: pipelined from 64 KiB (the engine runs tiled where the node has several sockets)
+        // one node: pipelined from 64 KiB (the engine runs tiled where the node has several sockets), with 4 ranks
+        // the split cma Allreduce from 256 KiB (2 ranks from 64 KiB)
         assertEquals(IntraNodeAlgorithm.PIPELINED, t.intraAlgorithm(AR, 65536));
-        assertEquals(IntraNodeAlgorithm.PIPELINED, t.intraAlgorithm(AR, Long.MAX_VALUE - 1));
+        assertEquals(IntraNodeAlgorithm.PIPELINED, t.intraAlgorithm(AR, 262143));
+        assertEquals(IntraNodeAlgorithm.CMA_SPLIT, t.intraAlgorithm(AR, 262144));
+        assertEquals(IntraNodeAlgorithm.CMA_SPLIT, t.intraAlgorithm(AR, Long.MAX_VALUE - 1));
+        assertEquals(IntraNodeAlgorithm.CMA_SPLIT, TuningTable.builtIn().compile(1, 2).intraAlgorithm(AR, 65536));
+        assertEquals(IntraNodeAlgorithm.PIPELINED, TuningTable.builtIn().compile(1, 8).intraAlgorithm(AR, 1 << 20));
         assertEquals(IntraNodeAlgorithm.DIRECT, t.intraAlgorithm(Collective.REDUCE, 65536));
         assertEquals(IntraNodeAlgorithm.TILED, TuningTable.builtIn().compile(1, 5).intraAlgorithm(Collective.REDUCE, 65536));
         assertEquals(IntraNodeAlgorithm.TILED, TuningTable.builtIn().compile(2, 4).intraAlgorithm(AR, 65536), "several nodes: tiled");
