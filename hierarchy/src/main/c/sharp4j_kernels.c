@@ -280,19 +280,17 @@ JNIEXPORT jlong JNICALL Java_org_sharp4j_coll_NativeKernels_address(JNIEnv *env,
     return (jlong)(uintptr_t)(*env)->GetDirectBufferAddress(env, buf);
 }
 
-/* Copies bytes at address remote of process pid into dst + dOff; returns bytes, or -errno (ESRCH:
- * no such process; EPERM: no ptrace access; EFAULT: the range is not mapped there). A partial read
- * (the kernel stops at an unmapped page) is continued from where it stopped, and ends in EFAULT
- * there: the caller never takes part of a range for the whole. */
-JNIEXPORT jlong JNICALL Java_org_sharp4j_coll_NativeKernels_readPeer(JNIEnv *env, jclass cls, jlong pid, jlong remote,
-        jobject dst, jlong dOff, jlong bytes) {
-    (void)cls;
-    char *d = (char *)(*env)->GetDirectBufferAddress(env, dst) + dOff;
+/* Copies bytes between local and address remote of process pid, into local (process_vm_readv) or,
+ * write, into the peer (process_vm_writev); returns bytes, or -errno (ESRCH: no such process;
+ * EPERM: no ptrace access; EFAULT: the range is not mapped there). A partial copy (the kernel stops
+ * at an unmapped page) is continued from where it stopped, and ends in EFAULT there: the caller
+ * never takes part of a range for the whole. */
+static jlong peer_copy(jlong pid, char *local, jlong remote, jlong bytes, int write) {
     jlong done = 0;
     while (done < bytes) {
-        struct iovec l = {d + done, (size_t)(bytes - done)};
+        struct iovec l = {local + done, (size_t)(bytes - done)};
         struct iovec r = {(void *)(uintptr_t)(remote + done), (size_t)(bytes - done)};
-        ssize_t n = process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
+        ssize_t n = write ? process_vm_writev((pid_t)pid, &l, 1, &r, 1, 0) : process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
         if (n < 0) {
             if (errno == EINTR) continue;
             return -(jlong)errno;
@@ -303,26 +301,19 @@ JNIEXPORT jlong JNICALL Java_org_sharp4j_coll_NativeKernels_readPeer(JNIEnv *env
     return done;
 }
 
-/* Copies bytes from src + sOff to address remote of process pid (process_vm_writev): the split cma
- * Reduce's members write their part of the result into the root's output. Returns bytes, or -errno
- * as readPeer; a partial write is continued and ends in EFAULT where the kernel stops. */
+/* Copies bytes at address remote of process pid into dst + dOff (peer_copy). */
+JNIEXPORT jlong JNICALL Java_org_sharp4j_coll_NativeKernels_readPeer(JNIEnv *env, jclass cls, jlong pid, jlong remote,
+        jobject dst, jlong dOff, jlong bytes) {
+    (void)cls;
+    return peer_copy(pid, (char *)(*env)->GetDirectBufferAddress(env, dst) + dOff, remote, bytes, 0);
+}
+
+/* Copies bytes from src + sOff to address remote of process pid (peer_copy): the split cma
+ * algorithms write their slice of the result into the other ranks' outputs. */
 JNIEXPORT jlong JNICALL Java_org_sharp4j_coll_NativeKernels_writePeer(JNIEnv *env, jclass cls, jlong pid, jlong remote,
         jobject src, jlong sOff, jlong bytes) {
     (void)cls;
-    char *s = (char *)(*env)->GetDirectBufferAddress(env, src) + sOff;
-    jlong done = 0;
-    while (done < bytes) {
-        struct iovec l = {s + done, (size_t)(bytes - done)};
-        struct iovec r = {(void *)(uintptr_t)(remote + done), (size_t)(bytes - done)};
-        ssize_t n = process_vm_writev((pid_t)pid, &l, 1, &r, 1, 0);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return -(jlong)errno;
-        }
-        if (n == 0) return -(jlong)EFAULT;
-        done += n;
-    }
-    return done;
+    return peer_copy(pid, (char *)(*env)->GetDirectBufferAddress(env, src) + sOff, remote, bytes, 1);
 }
 
 /* prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY): under Yama's ptrace_scope 1 lets the other processes
