@@ -148,11 +148,10 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     static final int REDUCE_HEAD_BYTES = 64;
     private final long[] pids;
     /**
-     * Whether the members of this rank's socket read each other's memory ({@link PeerReads}): the cma
-     * Reduce runs as such, not as the direct one. Decided at creation, the same on every member.
+     * Why the members of this rank's socket do not read each other's memory ({@link PeerReads}), or
+     * null when they do: then the cma algorithms run as such, not as the direct or pipelined ones.
+     * Decided at creation, the same on every member (the reason may differ).
      */
-    private final boolean peerReads;
-    /** Why not, for the log and {@link #peerReadsWhyNot()} (null when they do). */
     private final String peerReadsWhyNot;
     private final boolean[] onMyHost;
     private final int[] localRanks;
@@ -437,7 +436,6 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     }
                 }
                 this.peerReadsWhyNot = cmaWhyNot;
-                this.peerReads = cmaWhyNot == null;
                 if (cmaMine != null) {
                     LOG.debug("rank {}: no peer reads (cma and cma_split run as direct or pipelined): {}", rank, cmaMine);
                 }
@@ -1139,7 +1137,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * takes the tree), the tree and the exchange hold a message in one slot (larger ones run tiled),
      * and the direct Reduce and the pipelined algorithm run on one socket of one node (elsewhere, and
      * for other collectives than the direct Reduce's, tiled); the cma Reduces as well, and as the direct
-     * one where the socket's ranks cannot read each other's memory ({@link #peerReads}); the split cma
+     * one where the socket's ranks cannot read each other's memory ({@link #peerReadsWhyNot}); the split cma
      * Allreduce as well, and as the pipelined one there.
      */
     private IntraNodeAlgorithm algorithmAt(Collective c, int segment, long bytes) {
@@ -1149,10 +1147,10 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     || a == IntraNodeAlgorithm.CMA || a == IntraNodeAlgorithm.CMA_SPLIT ? IntraNodeAlgorithm.TREE : a;
         }
         if (a == IntraNodeAlgorithm.CMA_SPLIT && c == Collective.ALLREDUCE) {
-            return !directApplies ? IntraNodeAlgorithm.TILED : peerReads ? a : IntraNodeAlgorithm.PIPELINED;
+            return !directApplies ? IntraNodeAlgorithm.TILED : peerReadsWhyNot == null ? a : IntraNodeAlgorithm.PIPELINED;
         }
         if (a == IntraNodeAlgorithm.CMA || a == IntraNodeAlgorithm.CMA_SPLIT) {
-            return c != Collective.REDUCE || !directApplies ? IntraNodeAlgorithm.TILED : peerReads ? a : IntraNodeAlgorithm.DIRECT;
+            return c != Collective.REDUCE || !directApplies ? IntraNodeAlgorithm.TILED : peerReadsWhyNot == null ? a : IntraNodeAlgorithm.DIRECT;
         }
         if (a == IntraNodeAlgorithm.PIPELINED) {
             return directApplies ? a : IntraNodeAlgorithm.TILED;
