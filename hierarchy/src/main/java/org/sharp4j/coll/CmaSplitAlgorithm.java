@@ -50,9 +50,10 @@ import org.sharp4j.shm.Waiter;
  *
  * <h2>Measured</h2>
  * Intel VM, 2 vCPUs, OSU port, same processes (blocks alternating), against the pipelined Allreduce:
- * 2 ranks 1.6-2.6x as fast at 64 KiB-4 MiB, 1.16-1.54x at 8-16 MiB; 3 and 4 ranks on the 2 cores
- * 1.04-1.57x from 128 KiB, 0.81-1.04x below. Against Open MPI (2 ranks, P50) 0.27-0.70x its Java
- * bindings' time at 16 KiB-16 MiB. The Reduce: see {@link DirectReduceAlgorithm}.
+ * 2 ranks 1.6-2.6x as fast at 32 KiB-4 MiB, 1.16-1.54x at 8-16 MiB (3 runs); 3 and 4 ranks on the 2
+ * cores 1.04-1.57x from 128 KiB (3 ranks) and 256 KiB (4), 0.55-1.08x below (2 runs each). Against
+ * Open MPI with the built-in table (2 ranks, P50, 3 rounds) 0.33-0.85x its Java bindings' time and
+ * 0.29-0.85x OMB C's at 64 KiB-16 MiB. The Reduce: see {@link DirectReduceAlgorithm}.
  */
 final class CmaSplitAlgorithm {
     /** {@code root} of an Allreduce: every member gets the result. */

@@ -88,7 +88,7 @@ public final class TuningTable {
             "# of all inputs, read from the others' processes (process_vm_readv), and writes it into their outputs",
             "# (process_vm_writev); other calls run pipelined. --compare tune against the pipelined Allreduce (same processes,",
             "# blocks alternating), Intel VM: 2 ranks 1.63-2.62x as fast at 32 KiB-4 MiB and 1.16-1.54x at 8-16 MiB (3 runs);",
-            "# 3 and 4 ranks on the 2 cores 1.04-1.57x from 128-256 KiB, 0.55-0.97x below (2 runs each)",
+            "# 3 and 4 ranks on the 2 cores 1.04-1.57x from 128 KiB (3 ranks) and 256 KiB (4), 0.55-1.08x below (2 runs each)",
             "allreduce:65536-inf:nodes=1:ppn=2:cma_split",
             "allreduce:262144-inf:nodes=1:ppn=3-4:cma_split",
             "barrier:0-inf:tree:radix=2",
