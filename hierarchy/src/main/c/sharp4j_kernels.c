@@ -274,10 +274,11 @@ JNIEXPORT void JNICALL Java_org_sharp4j_coll_NativeKernels_copyStreaming(JNIEnv 
  * checks the reader's ptrace access to the peer (same user, and under Yama's ptrace_scope 1 the
  * peer must have named its readers: allowPeerReads). */
 
-/* The address of a direct buffer's first byte, as a number another process can be told. */
+/* The address of a direct buffer's first byte, as a number another process can be told; 0 for null (HotSpot's
+ * GetDirectBufferAddress reads the field of a null reference and crashes the JVM: seen once with a prototype). */
 JNIEXPORT jlong JNICALL Java_org_sharp4j_coll_NativeKernels_address(JNIEnv *env, jclass cls, jobject buf) {
     (void)cls;
-    return (jlong)(uintptr_t)(*env)->GetDirectBufferAddress(env, buf);
+    return buf == NULL ? 0 : (jlong)(uintptr_t)(*env)->GetDirectBufferAddress(env, buf);
 }
 
 /* Copies bytes between local and address remote of process pid, into local (process_vm_readv) or,

@@ -78,7 +78,7 @@ final class NativeKernels {
      */
     static native void copyStreaming(ByteBuffer dst, long dOff, ByteBuffer src, long sOff, long bytes);
 
-    /** The address of a direct buffer's first byte ({@link PeerReads}). */
+    /** The address of a direct buffer's first byte ({@link PeerReads}); 0 for null, which callers never pass. */
     static native long address(ByteBuffer buf);
 
     /**

@@ -57,18 +57,18 @@ class LongPathBytesTest {
     @Test
     void oneNodeTakesTheTreeTiledPipelinedDirectAndSeveralChunks() {
         Map<String, String> got = paths(2, CFG);
-        // Allreduce: the exchange to 16 KiB (two ranks), tiled to 64 KiB, the split cma Allreduce (two ranks; pipelined
+        // Allreduce: the exchange to 64 KiB - 1 (two ranks), the split cma Allreduce (two ranks; pipelined
         // where a buffer is not direct) in one chunk (the auto slot of one socket: 512 KiB), then in several: five chunks
         // of 64 KiB, the segment of 1 MiB (so that the pipelined algorithm reuses a set within the call, as calls of five
         // slots do)
-        assertEquals("8192, 32768, 65536, " + FIVE + " CMA_SPLIT from 65536 chunk 65536", got.get("allreduce"));
+        assertEquals("8192, 65536, " + FIVE + " CMA_SPLIT from 65536 chunk 65536", got.get("allreduce"));
         // Reduce: the exchange below 16 KiB (two ranks), cma at 16-256 KiB (one chunk of the 512 KiB slot: no
         // several-chunk cma call exists), cma_split from 512 KiB in one chunk and, forced there, in several, and
         // direct between them, where no power of two falls, at its first size (one chunk)
         assertEquals("8192, 16384, 524288, " + FIVE + " CMA_SPLIT from 524288 chunk 65536, 262208", got.get("reduce"));
         // the same with the slot fixed at the default: several chunks from 128 KiB
         Map<String, String> fixed = paths(2, CFG.withSlotBytes(Config.DEFAULT_SLOT_BYTES));
-        assertEquals("8192, 32768, 65536, " + FIVE + " CMA_SPLIT from 65536 chunk 65536", fixed.get("allreduce"));
+        assertEquals("8192, 65536, " + FIVE + " CMA_SPLIT from 65536 chunk 65536", fixed.get("allreduce"));
         // (64 KiB slots: cma in one chunk at 16 KiB and in several from 128 KiB, heated as five chunks with its
         // segment forced; direct and cma_split only in several, likewise)
         assertEquals("8192, 16384, " + FIVE + " CMA from 16384 chunk 65536, " + FIVE + " DIRECT from 262145 chunk 65536, " + FIVE
@@ -105,10 +105,11 @@ class LongPathBytesTest {
     void theSlotSizeMovesTheSeveralChunkSize() {
         Map<String, String> got = paths(2, CFG.withSlotBytes(16384));
         // 16 KiB slots: 16 KiB is still one chunk of the exchange (the tree for Reduce); from 32 KiB several chunks of
-        // tiled (direct for Reduce), five of 16 KiB; the pipelined Allreduce from 64 KiB begins above the
+        // tiled (direct for Reduce), five of 16 KiB: for Allreduce in the exchange's segment (which holds one slot: a
+        // longer call there runs tiled, Engine.algorithmAt); the pipelined Allreduce from 64 KiB begins above the
         // candidates (two slots and a line) and is heated with its segment forced
         long five16 = 5 * 16384 + 64;
-        assertEquals("8192, " + five16 + " TILED from 16385 chunk 16384, " + five16 + " CMA_SPLIT from 65536 chunk 16384",
+        assertEquals("8192, " + five16 + " EXCHANGE from 257 chunk 16384, " + five16 + " CMA_SPLIT from 65536 chunk 16384",
                 got.get("allreduce"));
         assertEquals("8192, 16384, " + five16 + " CMA from 16384 chunk 16384, " + five16 + " DIRECT from 262145 chunk 16384, "
                 + five16 + " CMA_SPLIT from 524288 chunk 16384", got.get("reduce"));

@@ -27,6 +27,14 @@ class PeerReadsTest {
     }
 
     @Test
+    void theAddressOfNullIsZeroNotACrash() {
+        assumeLoaded();
+        assertEquals(0, PeerReads.address(null)); // HotSpot's GetDirectBufferAddress(null) kills the JVM
+        ByteBuffer b = ByteBuffer.allocateDirect(64);
+        assertTrue(PeerReads.address(b) != 0);
+    }
+
+    @Test
     void aReadCopiesTheRangeAtTheAddress() {
         assumeLoaded();
         ByteBuffer src = ByteBuffer.allocateDirect(300_000).order(ByteOrder.nativeOrder());

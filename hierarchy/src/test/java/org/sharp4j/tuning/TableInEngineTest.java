@@ -47,24 +47,29 @@ class TableInEngineTest {
     }
 
     @Test
-    void twoRanksOnOneNodeRunTheExchangeUpTo16KiB() {
+    void twoRanksOnOneNodeRunTheExchangeUpTo64KiB() {
         ThreadRanks.run(2, BASE, comm -> {
             Engine e = comm.engine();
             for (long bytes : new long[] {257, 1024, 16383}) {
                 assertEquals(IntraNodeAlgorithm.EXCHANGE, e.algorithm(Collective.ALLREDUCE, bytes), bytes + " B Allreduce");
                 assertEquals(IntraNodeAlgorithm.EXCHANGE, e.algorithm(Collective.REDUCE, bytes), bytes + " B Reduce");
             }
-            assertEquals(IntraNodeAlgorithm.EXCHANGE, e.algorithm(Collective.ALLREDUCE, 16384));
+            // Allreduce up to 64 KiB - 1 (one slot: the auto slot of one socket is larger), the split cma one from 64 KiB
+            for (long bytes : new long[] {16384, 16385, 32768, 65535}) {
+                assertEquals(IntraNodeAlgorithm.EXCHANGE, e.algorithm(Collective.ALLREDUCE, bytes), bytes + " B Allreduce");
+            }
+            assertEquals(e.peerReadsWhyNot() == null ? IntraNodeAlgorithm.CMA_SPLIT : IntraNodeAlgorithm.PIPELINED,
+                    e.algorithm(Collective.ALLREDUCE, 65536));
             // from 16 KiB to 256 KiB the root reads the other rank's input from its process (cma), where it can
             assertEquals(e.peerReadsWhyNot() == null ? IntraNodeAlgorithm.CMA : IntraNodeAlgorithm.DIRECT, e.algorithm(Collective.REDUCE, 16384));
             assertEquals(e.peerReadsWhyNot() == null ? IntraNodeAlgorithm.CMA : IntraNodeAlgorithm.DIRECT, e.algorithm(Collective.REDUCE, 262144));
             assertEquals(IntraNodeAlgorithm.DIRECT, e.algorithm(Collective.REDUCE, 262145));
-            assertEquals(IntraNodeAlgorithm.TILED, e.algorithm(Collective.ALLREDUCE, 16385));
-            for (int count : new int[] {128, 2048}) { // 1 and 16 KiB of doubles, folded on both ranks
+            for (int count : new int[] {128, 2048, 6144, 8191}) { // 1, 16, 48 and 64 KiB - 8 of doubles, folded on both ranks
                 allreduceAndCheck(comm, count);
             }
             assertEquals(0, e.calls(IntraNodeAlgorithm.TREE));
-            assertEquals(2, e.calls(IntraNodeAlgorithm.EXCHANGE));
+            assertEquals(0, e.calls(IntraNodeAlgorithm.TILED));
+            assertEquals(4, e.calls(IntraNodeAlgorithm.EXCHANGE));
         });
     }
 
