@@ -100,10 +100,7 @@ final class CmaSplitAlgorithm {
         sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
         sock.awaitArrivedAndCompare(set, s, w, st); // the verdict, the same on every rank
         if (!st.ok()) {
-            if (me == 0) {
-                sock.publish(set, ShmLevel.RELEASED, s, desc, st); // members on the tree or exchange wait for a release
-            }
-            throw st.toException();
+            throw sock.verdictFailed(set, s, desc, st);
         }
         if (!splits(sock, set, ALL)) {
             return false;

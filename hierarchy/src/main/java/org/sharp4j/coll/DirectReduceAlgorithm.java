@@ -248,10 +248,7 @@ final class DirectReduceAlgorithm {
             if (chunk == 0) {
                 sock.awaitArrivedAndCompare(set, s, w, st); // the verdict, the same on every rank
                 if (!st.ok()) {
-                    if (me == 0) {
-                        sock.publish(set, ShmLevel.RELEASED, s, desc, st); // members on the tree or exchange wait for a release
-                    }
-                    throw st.toException();
+                    throw sock.verdictFailed(set, s, desc, st);
                 }
                 if (splitWanted && CmaSplitAlgorithm.splits(sock, set, r)) {
                     e.cmaSplit.run(t, op, r, count, s, set, desc); // the whole call, in this sequence number

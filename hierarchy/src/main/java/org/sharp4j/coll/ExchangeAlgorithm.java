@@ -191,10 +191,7 @@ final class ExchangeAlgorithm {
         fold(sock, set, s, desc, count, t, op, foldData ? bytes : 0, radix);
         if (e.flat) {
             if (!st.ok()) {
-                if (sock.me == 0) {
-                    sock.publish(set, ShmLevel.RELEASED, s, desc, st); // members that took the tree wait for a release
-                }
-                throw st.toException();
+                throw sock.verdictFailed(set, s, desc, st);
             }
             deliver(kind, t, root, count);
             return;
@@ -250,10 +247,7 @@ final class ExchangeAlgorithm {
         sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
         fold(sock, set, s, desc, count, t, op, 0, radix); // the verdict only: no data into the accumulator
         if (!st.ok()) {
-            if (sock.me == 0) {
-                sock.publish(set, ShmLevel.RELEASED, s, desc, st); // members that took the tree wait for a release
-            }
-            throw st.toException();
+            throw sock.verdictFailed(set, s, desc, st);
         }
         if (kind == Collective.REDUCE && e.rank != root) {
             return; // member 0 of a Reduce rooted at member 1 compares the signatures only
@@ -357,10 +351,7 @@ final class ExchangeAlgorithm {
         if (!clean) {
             fold(sock, set, s, desc, count, t, op, 0, radix); // the verdict exactly as run() reaches it
             if (!st.ok()) {
-                if (me == 0) {
-                    sock.publish(set, ShmLevel.RELEASED, s, desc, st); // members that took the tree wait for a release
-                }
-                throw st.toException();
+                throw sock.verdictFailed(set, s, desc, st);
             }
         }
         if (bytes > 0 && (kind == Collective.ALLREDUCE || e.rank == root)) {

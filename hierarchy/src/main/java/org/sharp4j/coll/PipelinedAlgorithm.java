@@ -138,10 +138,7 @@ final class PipelinedAlgorithm {
         sock.publish(ShmLevel.set(b), ShmLevel.ARRIVED, b, desc, st);
         sock.awaitArrivedAndCompare(ShmLevel.set(b), b, w, st);
         if (!st.ok()) {
-            if (me == 0) {
-                sock.publish(ShmLevel.set(b), ShmLevel.RELEASED, b, desc, st); // members on the tree or exchange wait for a release
-            }
-            throw st.toException();
+            throw sock.verdictFailed(ShmLevel.set(b), b, desc, st);
         }
         final int last = gets ? chunks + 1 : chunks; // a member that reads nothing out stops after its last fold
         for (int j = 1; j <= last; j++) {

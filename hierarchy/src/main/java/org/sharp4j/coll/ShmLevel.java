@@ -6,6 +6,7 @@ import java.nio.FloatBuffer;
 import java.nio.IntBuffer;
 import java.nio.LongBuffer;
 import org.sharp4j.DataType;
+import org.sharp4j.ArgumentMismatchException;
 import org.sharp4j.Op;
 import org.sharp4j.Sharp4jException;
 import org.sharp4j.shm.Flags;
@@ -282,6 +283,18 @@ public final class ShmLevel {
         Flags.put(buf, ctl + DESC, desc);
         st.writeTo(buf, ctl);
         Flags.release(buf, ctl + STATE, enc(seq, stage));
+    }
+
+    /**
+     * A call whose verdict failed at {@code seq} (set {@code set}): member 0 publishes RELEASED carrying the
+     * status, for members that took the tree or the exchange (they wait for a release), and every member
+     * throws what this returns. Off the fast path (after {@code !st.ok()}).
+     */
+    ArgumentMismatchException verdictFailed(int set, long seq, long desc, CallStatus st) {
+        if (me == 0) {
+            publish(set, RELEASED, seq, desc, st);
+        }
+        return st.toException();
     }
 
     /** Waits until member {@code m} reached {@code stage} of {@code seq}; merges its status. */

@@ -204,10 +204,7 @@ final class TiledAlgorithm {
                 continue;
             }
             if (!st.ok()) {
-                if (me == 0) {
-                    sock.publish(set, ShmLevel.RELEASED, s, desc, st); // members that took the tree wait for a release
-                }
-                throw st.toException();
+                throw sock.verdictFailed(set, s, desc, st);
             }
             if (gets) {
                 // Each tile as soon as its owner published it.
