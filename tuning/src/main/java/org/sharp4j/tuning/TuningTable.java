@@ -102,7 +102,7 @@ public final class TuningTable {
             "# (Payload.STREAM_MIN_BYTES) and took 0.24-0.69x the exchange's time. Up to 64 KiB - 1 rather than tiled since",
             "# 2026-12-01: OSU port, same processes, tiled/exchange 1.02-1.14 at 24-48 KiB (0.98 at 56 KiB); calls back to back",
             "# (OMB Java through the agent) 0.31-0.6x Open MPI's time at 32-56 KiB where tiled took 0.83-4.9x: the exchange is",
-            "# the small calls' heated code, and as a rank may run SETS - 1 calls ahead, consecutive calls overlap",
+            "# the small calls' heated code, and a rank copies its next call into the next set while the other still reads",
             "allreduce:257-65536:nodes=1:ppn=2:exchange",
             "reduce:257-16384:nodes=1:ppn=2:exchange",
             "# two ranks on one node, 16-256 KiB: the root reads the other's input from its process (process_vm_readv) instead",
