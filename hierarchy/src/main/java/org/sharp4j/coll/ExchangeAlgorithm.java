@@ -266,6 +266,50 @@ final class ExchangeAlgorithm {
     }
 
     /**
+     * Runs {@link #operandsInPlace} (and through it {@link Payload#overlaps}) over every pair of
+     * six operands (none, an array, a direct buffer at two offsets whose ranges overlap, another
+     * direct buffer, the shared buffer at two offsets) {@code rounds} times: local, no peer involved.
+     * For the engine's heating ({@link Reductions#heatKernels}). The dispatch calls both for every
+     * two members' call past the inline area, but C2 inlines neither into {@code Engine.run} (too
+     * large for its call sites), so their own compiled versions count the calls, and the heating's
+     * calls, a third of them with buffers on both sides, left them near C2's thresholds: C2 compiled
+     * {@code Payload.overlaps} during an OSU-style Allreduce of typed float buffers through the agent
+     * (MpiAgentIT, 1 run in 6 here), and {@code operandsInPlace} at the heating's very end on one rank
+     * and not at all on the other (LogCompilation). A round makes 37 calls, 17 of which reach the
+     * overlap check: 800 rounds (the heating's) are well past them. Returns how many pairs were in
+     * place, 18 per round (so that nothing is dead code, and a test checks the answers).
+     */
+    static int heatOperandChecks(int rounds) {
+        ByteBuffer b = ByteBuffer.allocateDirect(64);
+        Payload[] p = new Payload[6];
+        for (int i = 0; i < p.length; i++) {
+            p[i] = new Payload();
+        }
+        p[0].none();
+        p[1].array(new int[16], 0);
+        p[2].buffer(b, 0);
+        p[3].buffer(b, 4); // overlaps p[2] over 8 elements, not at the same start
+        p[4].buffer(ByteBuffer.allocateDirect(64), 0);
+        p[5].shared(null, 32); // the level is not read by these checks
+        Payload shared0 = new Payload();
+        shared0.shared(null, 0);
+        int inPlace = 0;
+        for (int r = 0; r < rounds; r++) {
+            for (Payload src : p) {
+                for (Payload dst : p) {
+                    if (operandsInPlace(src, dst, DataType.INT, 8)) {
+                        inPlace++;
+                    }
+                }
+            }
+            if (operandsInPlace(shared0, p[5], DataType.INT, 8)) {
+                inPlace++;
+            }
+        }
+        return inPlace;
+    }
+
+    /**
      * Whether {@link #runPair} serves a call with these buffers: input and output direct or shared
      * buffers (a Reduce's non-root member 0 has no output to check), and the output either
      * disjoint from the input or the very same elements (in place).

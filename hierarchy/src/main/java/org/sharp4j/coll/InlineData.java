@@ -280,6 +280,21 @@ final class InlineData {
     }
 
     /**
+     * Rounds of {@link #heatFolds} per {@link Reductions#heatKernels} call: enough for each fold to
+     * pass C2's thresholds on its own, with margin. Per round a fold runs once per valid op (4 for
+     * DOUBLE and FLOAT, 9 for the integers), alternately over one element and over
+     * {@link ExchangeAlgorithm#PAIR_BYTES}: DOUBLE's fold gets 10,000 invocations and about 45,000
+     * loop iterations per call, against C2's defaults of 5,000 invocations, or 15,000 invocations
+     * plus back-edges (Tier4InvocationThreshold, Tier4CompileThreshold), which C2 raises while its
+     * queue is long. At the 160 rounds of before (640 invocations and about 3,000 iterations per call,
+     * 2-4 calls per heating) the folds passed them only with the heating's own collectives, and C2
+     * compiled {@code foldDouble} during an OSU-style Reduce of doubles through the agent on a loaded
+     * machine (MpiAgentIT in CI on 3f55a59). Cost: about 60,000 short calls, milliseconds in the
+     * interpreter and C1 the first time, well under one once compiled.
+     */
+    static final int HEAT_FOLD_ROUNDS = 2_500;
+
+    /**
      * Runs the four typed folds of {@link #fold2} on private operands, every valid op, at one
      * element and at the pair path's most ({@link ExchangeAlgorithm#PAIR_BYTES}), {@code rounds}
      * times: local, no peer involved. For the engine's heating ({@link Reductions#heatKernels}), so
@@ -296,11 +311,17 @@ final class InlineData {
         int[] a4 = new int[max];
         int[] b4 = new int[max];
         int[] r4 = new int[max];
-        for (int i = 0; i < max; i++) { // normal numbers whatever the type (no subnormal slow paths)
-            a8[i] = Double.doubleToRawLongBits(1.0 + i);
-            b8[i] = Double.doubleToRawLongBits(2.0 + i);
-            a4[i] = Float.floatToRawIntBits(1.0f + i);
-            b4[i] = Float.floatToRawIntBits(2.0f + i);
+        // Normal numbers or zero whatever the type (no subnormal slow paths), a zero where bit 0 (a) or bit 1 (b) of
+        // the index is clear: over 4 elements every pair of zero and non-zero operands, and a above b as well as below,
+        // so that every branch a fold or Math.min/max takes has a count in the profile C2 compiles from. With operands
+        // never zero, the first zero a program passed to LAND or LOR hit a branch compiled as a trap (LogCompilation:
+        // unstable_if in foldInt and foldLong at the 'x != 0' test, during the heating's own collectives), and the
+        // recompile could fall in the program's first calls.
+        for (int i = 0; i < max; i++) {
+            a8[i] = (i & 1) == 0 ? 0 : Double.doubleToRawLongBits(1.0 + i);
+            b8[i] = (i & 2) == 0 ? 0 : Double.doubleToRawLongBits(2.0 + i);
+            a4[i] = (i & 1) == 0 ? 0 : Float.floatToRawIntBits(1.0f + i);
+            b4[i] = (i & 2) == 0 ? 0 : Float.floatToRawIntBits(2.0f + i);
         }
         DataType[] types = DataType.values();
         Op[] ops = Op.values();

@@ -69,7 +69,8 @@ public final class Reductions {
      * Runs the kernels' entry points ({@link #combine} in its forms, {@link #combineAll} over three
      * inputs) on private direct buffers, every type x valid op, at one and two staged blocks
      * ({@link Staging#MIN_BYTES}, twice that), {@code rounds} times, then the small calls' folds
-     * ({@link InlineData#heatFolds}): local, no peer involved. For the
+     * ({@link InlineData#heatFolds}) and operand checks ({@link ExchangeAlgorithm#heatOperandChecks}):
+     * local, no peer involved. For the
      * engine's heating, so that C2 compiles the kernels from a profile with every type and op before
      * the program's first long call. The collectives alone reach them too rarely: a program's first
      * 2 KiB FLOAT row compiled {@code foldFloat} and {@code stagedFloat} while it ran (PrintCompilation
@@ -99,7 +100,8 @@ public final class Reductions {
                 }
             }
         }
-        InlineData.heatFolds(4 * rounds); // the small calls' folds, which the collectives reach as rarely
+        InlineData.heatFolds(InlineData.HEAT_FOLD_ROUNDS); // the small calls' folds, which the collectives reach as rarely
+        ExchangeAlgorithm.heatOperandChecks(800); // the small calls' operand checks, for a like reason
     }
 
     /**

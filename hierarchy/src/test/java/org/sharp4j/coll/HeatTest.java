@@ -51,6 +51,18 @@ class HeatTest {
     }
 
     /**
+     * The local heating of the two members' operand check gives the check's answers: of the 37 pairs a round
+     * tries, 18 are served in place (a direct buffer against itself at the same start, against another direct
+     * buffer or the shared buffer, or with no output), and not a direct buffer against itself at overlapping
+     * other starts, nor two places of the shared buffer, nor an array on either side.
+     */
+    @Test
+    void theOperandChecksHeatingAnswersLikeTheDispatch() {
+        assertEquals(18, ExchangeAlgorithm.heatOperandChecks(1));
+        assertEquals(18 * 7, ExchangeAlgorithm.heatOperandChecks(7));
+    }
+
+    /**
      * Across nodes the long heating takes the cheap path for most calls (forced chunks of 8 KiB through phase 3's
      * posted parts): every rank heats as many long calls, more than the one-node minimum when the budget allows,
      * and a long call right after it (several slots, every element checked) is right.

@@ -314,7 +314,10 @@ class MpiAgentIT {
             // Engine.awaitAllArrived) during the non-root's first Reduce row; InlineData.foldInt during the int arrays'
             // Allreduce (3 runs of 4) until InlineData.heatFolds; and the exchange's run, fold and deliver and
             // Payload.copyOutFrom (1-2 runs of 4) until Payload.loadBufferClasses, whose compiled code the agent's
-            // warm-up threw away when it loaded new buffer classes. Not the agent's own classes: C2 still compiles
+            // warm-up threw away when it loaded new buffer classes; InlineData.foldDouble (CI, a Reduce of doubles) and
+            // Payload.overlaps (1 run in 6, typed float buffers) until the heating ran the folds past C2's thresholds with
+            // zeros among their operands (InlineData.HEAT_FOLD_ROUNDS) and the operand checks on their own
+            // (ExchangeAlgorithm.heatOperandChecks). Not the agent's own classes: C2 still compiles
             // Forms.copyIn or MpiRouter.reduce during the calls in about 1 run of 8, near its thresholds at the end of
             // the warm-up.
             assertFalse(r.out().contains("C2 org.sharp4j.coll."), () -> args + ": C2 compiled engine code during the program's calls\n" + r);
