@@ -272,9 +272,9 @@ final class ExchangeAlgorithm {
      * For the engine's heating ({@link Reductions#heatKernels}). The dispatch calls both for every
      * two members' call past the inline area, but C2 inlines neither into {@code Engine.run} (too
      * large for its call sites), so their own compiled versions count the calls, and the heating's
-     * calls, a third of them with buffers on both sides, left them near C2's thresholds: C2 compiled
-     * {@code Payload.overlaps} during an OSU-style Allreduce of typed float buffers through the agent
-     * (MpiAgentIT, 1 run in 6 here), and {@code operandsInPlace} at the heating's very end on one rank
+     * calls, half of them with buffers on both sides (two of its four forms), left them near C2's
+     * thresholds: C2 compiled {@code Payload.overlaps} during an OSU-style Allreduce of typed float
+     * buffers through the agent (MpiAgentIT, 1 run in 6 here), and {@code operandsInPlace} at the heating's very end on one rank
      * and not at all on the other (LogCompilation). A round makes 37 calls, 17 of which reach the
      * overlap check: 800 rounds (the heating's) are well past them. Returns how many pairs were in
      * place, 18 per round (so that nothing is dead code, and a test checks the answers).
