@@ -3,10 +3,15 @@ package org.sharp4j.testkit;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 /**
  * Several "hosts" on this machine for one test class: the network namespaces of
@@ -25,8 +30,19 @@ public final class NetnsRig {
     /** RIG_ID and RIG_NET for the scripts, as the tests pass them on to mpirun, orted and the ranks. */
     public final String id;
     public final String net;
-    /** RIG_ID, RIG_NET, and UCX_LOG_LEVEL=error (UCX 1.13's version warning goes to stdout, where the results are). */
+    /**
+     * RIG_ID, RIG_NET, UCX_LOG_LEVEL=error (UCX 1.13's version warning goes to stdout, where the
+     * results are) and OMPI_MCA_orte_tmpdir_base={@link #tmp}.
+     */
     public final Map<String, String> env;
+    /**
+     * Open MPI's session directories of the rig's jobs (mpirun's and each host's orted's
+     * {@code ompi.<host>.<uid>}, with PMIx's shared-memory store): every host of the rig shares this
+     * machine's /tmp, and a job whose orted or mpirun ends without its own clean-up (a test that
+     * times out, an orted killed with its namespace) left them there for good, named after hosts
+     * that no longer exist. Created by {@link #up}, removed with everything in it by {@link #down}.
+     */
+    public final Path tmp;
     /** The hosts' TCP congestion control ({@code RIG_CC}), or null: the machine's default. */
     private final String cc;
     private final Path script;
@@ -53,8 +69,13 @@ public final class NetnsRig {
         this.id = prefix + PID % 100_000;
         this.net = netBase + "." + PID % 250;
         this.cc = cc != null && available(cc) ? cc : null;
-        this.env = this.cc == null ? Map.of("RIG_ID", id, "RIG_NET", net, "UCX_LOG_LEVEL", "error")
-                : Map.of("RIG_ID", id, "RIG_NET", net, "UCX_LOG_LEVEL", "error", "RIG_CC", this.cc);
+        this.tmp = Path.of(System.getProperty("java.io.tmpdir"), "netns-rig-" + id);
+        Map<String, String> e = new LinkedHashMap<>(Map.of("RIG_ID", id, "RIG_NET", net, "UCX_LOG_LEVEL", "error",
+                "OMPI_MCA_orte_tmpdir_base", tmp.toString()));
+        if (this.cc != null) {
+            e.put("RIG_CC", this.cc);
+        }
+        this.env = Collections.unmodifiableMap(e);
         Path top = Path.of("").toAbsolutePath();
         while (top != null && !Files.isRegularFile(top.resolve(".ci/netns-rig.sh"))) {
             top = top.getParent();
@@ -101,6 +122,7 @@ public final class NetnsRig {
         downOnExit = new Thread(this::quietDown, "netns-rig " + id + " down");
         Runtime.getRuntime().addShutdownHook(downOnExit);
         up = true;
+        Files.createDirectories(tmp);
         Procs.Result r = script("up", Integer.toString(hosts));
         if (r.exit() != 0) {
             throw new AssertionError("netns-rig.sh up " + hosts + " (RIG_ID=" + id + " RIG_NET=" + net + ")\n" + r);
@@ -133,7 +155,20 @@ public final class NetnsRig {
             Files.deleteIfExists(hostfile);
             hostfile = null;
         }
+        removeTmp();
         return r;
+    }
+
+    /** Removes {@link #tmp} and what Open MPI left in it (after the rig is down: no orted writes there any more). */
+    private void removeTmp() throws IOException {
+        if (!Files.exists(tmp, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        try (Stream<Path> all = Files.walk(tmp)) {
+            for (Path p : (Iterable<Path>) all.sorted(Comparator.reverseOrder())::iterator) {
+                Files.deleteIfExists(p);
+            }
+        }
     }
 
     private void quietDown() {
@@ -142,6 +177,7 @@ public final class NetnsRig {
                 ProcessHandle.current().descendants().forEach(ProcessHandle::destroyForcibly);
                 script("down");
             }
+            removeTmp();
         } catch (Exception e) {
             // at exit: nothing more to do
         }
