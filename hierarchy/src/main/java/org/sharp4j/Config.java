@@ -29,8 +29,10 @@ import org.sharp4j.tuning.TuningTable;
  *   <tr><td>sharp4j.internode.fragment</td><td>auto (default: up to 512k, see HostStep.partFragBytes), or a size of 4k to 512k in pages:
  *       the host path's message size for the later parts of long calls; the same on every rank</td></tr>
  *   <tr><td>sharp4j.stores</td><td>auto (default), streaming or ordinary: how a rank writes what others read next in long calls (see StoreChoice)</td></tr>
- *   <tr><td>sharp4j.cma</td><td>auto (default) or off: whether the ranks of a socket may read each other's memory
- *       ({@code process_vm_readv}) for the cma Reduce of the tuning table (see PeerReads); off runs it as direct</td></tr>
+ *   <tr><td>sharp4j.cma</td><td>auto (default), on or off: whether the ranks of a socket may read each other's memory
+ *       ({@code process_vm_readv}) for the cma Reduce of the tuning table (see PeerReads); off runs it as direct;
+ *       auto runs the built-in table's cma Reduces only where such a read is cheap here (PeerReads.costGate),
+ *       on wherever the ranks can read each other</td></tr>
  *   <tr><td>sharp4j.warmup</td><td>JIT warm-up rounds at creation, default 16, then the hot path heated until compiled, once per JVM (0: off)</td></tr>
  * </table>
  */
@@ -66,6 +68,8 @@ public final class Config {
     private int interFragment;
     private String stores = "auto";
     private boolean cma = true;
+    /** {@code sharp4j.cma=auto}: the built-in cma Reduces are gated by the read cost (on: not gated). */
+    private boolean cmaCostGate = true;
 
     private Config() {
     }
@@ -90,6 +94,7 @@ public final class Config {
         c.interFragment = interFragment;
         c.stores = stores;
         c.cma = cma;
+        c.cmaCostGate = cmaCostGate;
         return c;
     }
 
@@ -201,13 +206,16 @@ public final class Config {
             return f;
         });
         c.stores = prop(p, "sharp4j.stores", "auto", v -> v.trim().toLowerCase(java.util.Locale.ROOT)); // checked in validated()
-        c.cma = prop(p, "sharp4j.cma", "auto", v -> {
+        String cmaMode = prop(p, "sharp4j.cma", "auto", v -> {
             String t = v.trim().toLowerCase(java.util.Locale.ROOT);
-            if (!t.equals("auto") && !t.equals("off")) {
-                throw new IllegalArgumentException("must be auto (the ranks of a socket read each other's inputs where they can) or off");
+            if (!t.equals("auto") && !t.equals("on") && !t.equals("off")) {
+                throw new IllegalArgumentException("must be auto (the ranks of a socket read each other's inputs where they can,"
+                        + " the built-in cma Reduces where that is cheap), on (wherever they can) or off");
             }
-            return t.equals("auto");
+            return t;
         });
+        c.cma = !cmaMode.equals("off");
+        c.cmaCostGate = cmaMode.equals("auto");
         return c.validated();
     }
 
@@ -300,7 +308,21 @@ public final class Config {
     public Config withCma(boolean auto) {
         Config c = copy();
         c.cma = auto;
+        c.cmaCostGate = true;
         return c.validated();
+    }
+
+    /** {@code sharp4j.cma=on}: peer reads wherever the ranks can, the built-in cma Reduces not gated by the read cost. */
+    public Config withCmaOn() {
+        Config c = copy();
+        c.cma = true;
+        c.cmaCostGate = false;
+        return c.validated();
+    }
+
+    /** Whether this rank measures the read cost that gates the built-in cma Reduces ({@code sharp4j.cma=auto}). */
+    public boolean cmaCostGate() {
+        return cmaCostGate;
     }
 
     /** Whether the ranks of a socket may read each other's memory where they can ({@code sharp4j.cma=auto}). */

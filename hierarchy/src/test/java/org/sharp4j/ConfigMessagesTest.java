@@ -25,6 +25,19 @@ class ConfigMessagesTest {
         assertTrue(e.getMessage().contains(name), "message does not name " + name + ": " + e.getMessage());
     }
 
+    /** sharp4j.cma: auto (peer reads, the built-in cma Reduces gated by the read cost), on (not gated), off (none). */
+    @org.junit.jupiter.api.Test
+    void cmaIsAutoOnOrOff() {
+        Properties p = new Properties();
+        assertTrue(Config.fromProperties(p).cma() && Config.fromProperties(p).cmaCostGate());
+        p.setProperty("sharp4j.cma", "ON");
+        assertTrue(Config.fromProperties(p).cma() && !Config.fromProperties(p).cmaCostGate());
+        p.setProperty("sharp4j.cma", "off");
+        assertTrue(!Config.fromProperties(p).cma());
+        assertTrue(Config.defaults().withCmaOn().cma() && !Config.defaults().withCmaOn().cmaCostGate());
+        assertTrue(Config.defaults().withCmaOn().withCma(true).cmaCostGate());
+    }
+
     /** The host path's fragment: auto (0, the host path's choice) or pages from 4 KiB to 512 KiB, job-wide. */
     @org.junit.jupiter.api.Test
     void theInterNodeFragmentIsAutoOrPagesUpTo512k() {

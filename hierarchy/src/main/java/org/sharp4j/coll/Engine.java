@@ -153,6 +153,13 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * Decided at creation, the same on every member (the reason may differ).
      */
     private final String peerReadsWhyNot;
+    /**
+     * Why the built-in table's cma and cma_split Reduces run as the direct Reduce here: no peer reads
+     * ({@link #peerReadsWhyNot}), or reading another process costs too much on this machine
+     * ({@link PeerReads#costGate}); null where they run. A table file's or override's cma is followed
+     * wherever the ranks can read each other. The same on every member of the socket.
+     */
+    private final String cmaReduceWhyNot;
     private final boolean[] onMyHost;
     private final int[] localRanks;
     private final long myPid;
@@ -311,7 +318,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         String kernel = kernelId(realHost);
         // ... and, for the cma Reduce, the word of its memory this rank offers to be read ("-": it cannot take part)
         String cmaNot = PeerReads.prepare(cfg.cma());
-        String cmaOffer = cmaNot == null ? PeerReads.cookieAddress() + ":" + PeerReads.COOKIE_VALUE : "-";
+        String cmaOffer = cmaNot == null ? PeerReads.offer(cfg.cmaCostGate()) : "-";
         RankInfo mine = new RankInfo(host + "\u0000" + realHost + "\u0000" + kernel + "\u0000" + fsTotal + "\u0000" + cmaOffer
                 + "\u0000" + settings, cpu.socket, cpu.numaNode, cpu.socketsOnHost, myPid);
         byte[][] all = boot.allgather(mine.encode());
@@ -436,8 +443,12 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     }
                 }
                 this.peerReadsWhyNot = cmaWhyNot;
+                this.cmaReduceWhyNot = cmaWhyNot != null ? cmaWhyNot : PeerReads.costGate(sockRanks, cmaOffers);
                 if (cmaMine != null) {
                     LOG.debug("rank {}: no peer reads (cma and cma_split run as direct or pipelined): {}", rank, cmaMine);
+                } else {
+                    LOG.debug("rank {}: peer reads; its read cost (PeerReads.offer: address:value:cost) {}; the built-in cma Reduces: {}",
+                            rank, cmaOffer, cmaReduceWhyNot == null ? "yes" : cmaReduceWhyNot);
                 }
                 if (sockSeg == null) {
                     sockSeg = Segment.open(sockPath, ShmLevel.size(sockRanks.length, slot, shared, 0));
@@ -602,6 +613,11 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      */
     public String peerReadsWhyNot() {
         return peerReadsWhyNot;
+    }
+
+    /** Why the built-in table's cma and cma_split Reduces run as direct here ({@link PeerReads#costGate}), or null. */
+    public String cmaReduceWhyNot() {
+        return cmaReduceWhyNot;
     }
 
     /** Reduces and Allreduces this rank ran split (the table's {@code cma_split} with every buffer in its process). */
@@ -944,7 +960,9 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             if (colon < 0) {
                 return "rank " + r + " does not offer its memory to be read (sharp4j.cma=off there, or no native kernels)";
             }
-            String failed = PeerReads.probe(pids[r], Long.parseLong(o.substring(0, colon)), Long.parseLong(o.substring(colon + 1)), scratch);
+            int end = o.indexOf(':', colon + 1); // address:value:cost (PeerReads.offer)
+            String failed = PeerReads.probe(pids[r], Long.parseLong(o.substring(0, colon)),
+                    Long.parseLong(end < 0 ? o.substring(colon + 1) : o.substring(colon + 1, end)), scratch);
             if (failed != null) {
                 return "rank " + rank + " reading rank " + r + ": " + failed;
             }
@@ -1150,7 +1168,12 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             return !directApplies ? IntraNodeAlgorithm.TILED : peerReadsWhyNot == null ? a : IntraNodeAlgorithm.PIPELINED;
         }
         if (a == IntraNodeAlgorithm.CMA || a == IntraNodeAlgorithm.CMA_SPLIT) {
-            return c != Collective.REDUCE || !directApplies ? IntraNodeAlgorithm.TILED : peerReadsWhyNot == null ? a : IntraNodeAlgorithm.DIRECT;
+            if (c != Collective.REDUCE || !directApplies) {
+                return IntraNodeAlgorithm.TILED;
+            }
+            // the built-in table's choice only where reading another process is cheap (cmaReduceWhyNot), a
+            // table file's or override's wherever the ranks can read each other
+            return peerReadsWhyNot == null && (cmaReduceWhyNot == null || !table.intraBuiltInAt(c, segment)) ? a : IntraNodeAlgorithm.DIRECT;
         }
         if (a == IntraNodeAlgorithm.PIPELINED) {
             return directApplies ? a : IntraNodeAlgorithm.TILED;

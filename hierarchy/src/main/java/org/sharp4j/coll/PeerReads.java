@@ -6,6 +6,8 @@ import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.ThreadLocalRandom;
+import org.sharp4j.DataType;
+import org.sharp4j.Op;
 
 /**
  * Reading another local rank's memory where it lies: cross-memory attach ({@code process_vm_readv},
@@ -73,6 +75,120 @@ final class PeerReads {
                 return "Yama's ptrace_scope is 1 and prctl(PR_SET_PTRACER) failed: " + errnoName(-err);
             }
             readersNamed = true;
+        }
+        return null;
+    }
+
+    /**
+     * The size {@link #readCost} reads: the smallest call the built-in table gives the cma Reduce
+     * (16 KiB), where the read's fixed costs weigh most.
+     */
+    static final int READ_COST_BYTES = 16384;
+
+    /**
+     * The largest {@link #readCost} at which the built-in table's cma and cma_split Reduces run
+     * ({@code Engine.cmaReduceWhyNot}); above it they run as the direct Reduce. Measured 2026-12-02 on
+     * an AMD EPYC VM whose kernel isolates page tables (PTI: every system call switches them): 3.6-3.9
+     * in the ranks of mpirun and of the launcher (6 runs, 2 ranks), 5.1-5.2 in a JVM of its own (a 16 KiB
+     * {@code process_vm_readv} 3.3 us, 2.6 of them for 8 bytes, against 0.63 us for the fold), 3.0-3.9
+     * with ranks as threads of one JVM; and there the direct Reduce took 0.45-0.95x the built-in cma and cma_split
+     * Reduces' time at 16 KiB-16 MiB (OSU port, 2 ranks, same processes, both orders). The Intel VMs on
+     * which those Reduces beat the direct one (1.1-1.9x at 32-256 KiB) were not measured so; a kernel
+     * without PTI pays a fraction of a microsecond for the call and the pinning of four pages, which
+     * puts the ratio near 2 (an estimate): 3 lies between.
+     */
+    static final double READ_COST_MAX = 3.0;
+
+    /**
+     * What reading another process's memory costs here: the time of a {@link #READ_COST_BYTES}
+     * {@code process_vm_readv} of this process's own memory over that of a native fold (INT SUM, two
+     * inputs, one output) of the same bytes, the least of nine timed pairs after two untimed ones
+     * (about 50 us, at creation; both calls interpreted alike). The read's fixed costs (the system call, pinning each page)
+     * depend on the kernel and the hypervisor, not on the data: where they are high the root that
+     * reads a member's input itself loses to the member that copies it into shared memory and goes
+     * on. {@code -Dsharp4j.debug.cmaReadCost=X} replaces the measurement (tests). NaN where it cannot
+     * be measured (only called where {@link #prepare} said yes).
+     */
+    static double readCost() {
+        String forced = System.getProperty("sharp4j.debug.cmaReadCost");
+        if (forced != null) {
+            return Double.parseDouble(forced);
+        }
+        synchronized (PeerReads.class) { // once per process: every communicator of it offers the same figure
+            if (readCost == 0) {
+                readCost = measureReadCost();
+            }
+            return readCost;
+        }
+    }
+
+    /** {@link #readCost}'s measurement, kept; 0 until the first (guarded by the class's lock). */
+    private static double readCost;
+
+    private static double measureReadCost() {
+        final int n = READ_COST_BYTES;
+        ByteBuffer src = ByteBuffer.allocateDirect(n).order(ByteOrder.nativeOrder());
+        ByteBuffer dst = ByteBuffer.allocateDirect(n).order(ByteOrder.nativeOrder());
+        for (int i = 0; i < n; i += 8) { // every page touched before the first timing
+            src.putLong(i, i);
+            dst.putLong(i, 0);
+        }
+        long pid = ProcessHandle.current().pid();
+        long from = NativeKernels.address(src);
+        long read = Long.MAX_VALUE;
+        long fold = Long.MAX_VALUE;
+        for (int r = 0; r < 11; r++) {
+            long t0 = System.nanoTime();
+            long got = NativeKernels.readPeer(pid, from, dst, 0, n);
+            long t1 = System.nanoTime();
+            NativeKernels.fold(DataType.INT.ordinal(), Op.SUM.ordinal(), dst, 0, null, 0, dst, 0, src, 0, n / Integer.BYTES);
+            long t2 = System.nanoTime();
+            if (got != n) {
+                return Double.NaN;
+            }
+            if (r >= 2) {
+                read = Math.min(read, t1 - t0);
+                fold = Math.min(fold, t2 - t1);
+            }
+        }
+        java.lang.ref.Reference.reachabilityFence(src);
+        return (double) read / Math.max(1, fold);
+    }
+
+    /**
+     * This rank's offer in the creation's allgather: {@code address:value:cost}, the cost being
+     * {@link #readCost} with two decimals, or {@code -} where {@code sharp4j.cma=on} skips the
+     * measurement ({@code costGate} then never blames this rank). Only where {@link #prepare} said yes.
+     */
+    static String offer(boolean measureCost) {
+        double cost = measureCost ? readCost() : Double.NaN;
+        return cookieAddress() + ":" + COOKIE_VALUE + ":" + (Double.isNaN(cost) ? "-" : String.format(java.util.Locale.ROOT, "%.2f", cost));
+    }
+
+    /**
+     * Whether the built-in table's cma and cma_split Reduces run on this socket: null if every
+     * member's offered {@link #readCost} is at most {@link #READ_COST_MAX} (or not measured), else
+     * why not, naming the first member above it. A function of the offers alone, which every member
+     * of the socket received alike from the allgather: the same answer on every member, as the
+     * protocols need (the direct Reduce's member copies its input, the cma one's leaves it to be read).
+     */
+    static String costGate(int[] sockRanks, String[] offers) {
+        for (int r : sockRanks) {
+            String o = offers[r];
+            int last = o.lastIndexOf(':');
+            if (last < 0 || o.indexOf(':') == last) {
+                continue; // no offer (no peer reads at all) or no cost field
+            }
+            String c = o.substring(last + 1);
+            if (c.equals("-")) {
+                continue;
+            }
+            double cost = Double.parseDouble(c);
+            if (cost > READ_COST_MAX) {
+                return String.format(java.util.Locale.ROOT, "a %d KiB process_vm_readv took %.2fx a native fold of it on rank %d"
+                        + " (above %.1f: system calls are costly here), so the built-in cma and cma_split Reduces run as direct",
+                        READ_COST_BYTES / 1024, cost, r, READ_COST_MAX);
+            }
         }
         return null;
     }

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.sharp4j.Config;
 import org.sharp4j.ThreadRanks;
@@ -17,6 +19,21 @@ import org.sharp4j.tuning.Collective;
  */
 class LongPathBytesTest {
     private static final Config CFG = Config.defaults().withTimeoutNanos(60_000_000_000L).withWarmupRounds(0);
+
+    /**
+     * The built-in cma Reduces run where reading another process is cheap (PeerReads.costGate); elsewhere
+     * they are the direct Reduce, and the heating takes one path less. Fixed cheap here, so that the paths
+     * below do not depend on the machine (PeerReadsTest sets it both ways).
+     */
+    @BeforeAll
+    static void cheapReads() {
+        System.setProperty("sharp4j.debug.cmaReadCost", "1");
+    }
+
+    @AfterAll
+    static void measuredReads() {
+        System.clearProperty("sharp4j.debug.cmaReadCost");
+    }
 
     private static Map<String, String> paths(int ranks, Config cfg) {
         Map<String, String> got = new ConcurrentHashMap<>();

@@ -167,6 +167,107 @@ class PeerReadsTest {
         }
     }
 
+    /**
+     * The gate of the built-in cma Reduces reads the offers alone (so every member decides alike): the
+     * first member of the socket whose measured cost exceeds the bound is named; members that did not
+     * measure ({@code -}: sharp4j.cma=on), offered nothing, or are not of the socket do not count.
+     */
+    @Test
+    void theCostGateIsAFunctionOfTheOffersAlone() {
+        int[] sock = {0, 1, 2};
+        assertNull(PeerReads.costGate(sock, new String[] {"11:22:1.50", "33:44:2.00", "55:66:3.00"}));
+        String why = PeerReads.costGate(sock, new String[] {"11:22:1.50", "33:44:3.01", "55:66:7.25"});
+        assertNotNull(why);
+        assertTrue(why.contains("3.01x") && why.contains("rank 1") && why.contains("16 KiB"), why);
+        assertNull(PeerReads.costGate(sock, new String[] {"11:22:-", "33:44:-", "55:66:1.00"}));
+        assertNull(PeerReads.costGate(sock, new String[] {"-", "33:44", "55:66:0.90"}), "no offer, or one without a cost field");
+        // rank 3 is on another socket: its cost does not gate this one
+        assertNull(PeerReads.costGate(sock, new String[] {"11:22:1.00", "33:44:1.00", "55:66:1.00", "77:88:9.00"}));
+        assertNotNull(PeerReads.costGate(new int[] {2, 3}, new String[] {"11:22:1.00", "33:44:1.00", "55:66:1.00", "77:88:9.00"}));
+    }
+
+    /**
+     * Two ranks with the built-in table: where reading another process costs more than the bound
+     * ({@code sharp4j.debug.cmaReadCost} stands for the measurement) the built-in cma (16 KiB) and
+     * cma_split (1 MiB) Reduces run as direct on both members, an override's cma is still followed,
+     * and sharp4j.cma=on skips the gate; a cheap read leaves the built-in choice. Each case runs Reduces
+     * at both sizes and checks the root's sums: members that disagreed on the protocol would leave the
+     * root folding slots nobody wrote, or waiting for them.
+     */
+    @Test
+    void aCostlyReadRunsTheBuiltInCmaReducesAsDirectOnEveryMember() {
+        assumeLoaded();
+        Config base = Config.defaults().withTimeoutNanos(60_000_000_000L);
+        String prop = "sharp4j.debug.cmaReadCost";
+        try {
+            System.setProperty(prop, "9");
+            gateCase(base, IntraNodeAlgorithm.DIRECT, IntraNodeAlgorithm.DIRECT, true);
+            gateCase(base.withTuneOverride("reduce:16k-inf:nodes=1:ppn=2:cma"), IntraNodeAlgorithm.CMA, IntraNodeAlgorithm.CMA, true);
+            gateCase(base.withCmaOn(), IntraNodeAlgorithm.CMA, IntraNodeAlgorithm.CMA_SPLIT, false);
+            System.setProperty(prop, "1.2");
+            gateCase(base, IntraNodeAlgorithm.CMA, IntraNodeAlgorithm.CMA_SPLIT, false);
+        } finally {
+            System.clearProperty(prop);
+        }
+    }
+
+    private static void gateCase(Config cfg, IntraNodeAlgorithm at16k, IntraNodeAlgorithm at1m, boolean gated) {
+        int count16k = 2048; // 16 KiB of longs
+        int count1m = 131072; // 1 MiB
+        IntraNodeAlgorithm[][] alg = new IntraNodeAlgorithm[2][2];
+        String[] why = new String[2];
+        String[] peerWhy = new String[2];
+        long[][] got = new long[2][];
+        Throwable[] errs = runEach(2, r -> cfg, comm -> {
+            int me = comm.rank();
+            peerWhy[me] = comm.engine().peerReadsWhyNot();
+            why[me] = comm.engine().cmaReduceWhyNot();
+            alg[me][0] = comm.engine().algorithm(Collective.REDUCE, 8L * count16k);
+            alg[me][1] = comm.engine().algorithm(Collective.REDUCE, 8L * count1m);
+            ByteBuffer in = ByteBuffer.allocateDirect(8 * count1m).order(ByteOrder.nativeOrder());
+            ByteBuffer out = ByteBuffer.allocateDirect(8 * count1m).order(ByteOrder.nativeOrder());
+            for (int i = 0; i < count1m; i++) {
+                in.putLong(8 * i, (me + 1L) * 1_000_003L + i);
+            }
+            long[] sums = new long[count16k + count1m];
+            for (int round = 0; round < 3; round++) {
+                comm.reduce(in, 0, me == 0 ? out : null, 0, count16k, org.sharp4j.DataType.LONG, Op.SUM, 0);
+                if (me == 0) {
+                    for (int i = 0; i < count16k; i++) {
+                        sums[i] = out.getLong(8 * i);
+                    }
+                }
+                comm.reduce(in, 0, me == 0 ? out : null, 0, count1m, org.sharp4j.DataType.LONG, Op.SUM, 0);
+                if (me == 0) {
+                    for (int i = 0; i < count1m; i++) {
+                        sums[count16k + i] = out.getLong(8 * i);
+                    }
+                }
+            }
+            got[me] = sums;
+        });
+        for (int r = 0; r < 2; r++) {
+            assertNull(errs[r], "rank " + r + ": " + errs[r]);
+        }
+        assumeTrue(peerWhy[0] == null, () -> "no peer reads here: " + peerWhy[0]);
+        for (int r = 0; r < 2; r++) {
+            assertEquals(at16k, alg[r][0], "16 KiB, rank " + r);
+            assertEquals(at1m, alg[r][1], "1 MiB, rank " + r);
+            if (gated) {
+                assertNotNull(why[r], "rank " + r);
+                assertTrue(why[r].contains("9.00x"), why[r]);
+            } else {
+                assertNull(why[r], "rank " + r + ": " + why[r]);
+            }
+        }
+        for (int i = 0; i < count16k; i++) {
+            assertEquals(3L * 1_000_003L + 2L * i, got[0][i], "16 KiB, element " + i);
+        }
+        for (int i = 0; i < count1m; i++) {
+            assertEquals(3L * 1_000_003L + 2L * i, got[0][count16k + i], "1 MiB, element " + i);
+        }
+    }
+
     private static Throwable[] runEach(int n, java.util.function.IntFunction<Config> cfgOf, org.sharp4j.ThreadRanks.Body body) {
         return org.sharp4j.ThreadRanks.runCollect(n, cfgOf, body, 120_000);
     }

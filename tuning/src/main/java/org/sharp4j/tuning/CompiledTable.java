@@ -186,6 +186,11 @@ public final class CompiledTable {
         return intraProv[c.ordinal()][intraIndex(c, bytes)];
     }
 
+    /** Whether segment {@code i}'s intra-node choice for {@code c} is the built-in table's (no file, override or property set it). */
+    public boolean intraBuiltInAt(Collective c, int i) {
+        return "built in".equals(intraProv[c.ordinal()][i]);
+    }
+
     /** As {@link #intraProvenance}, for the inter-node choice. */
     public String interProvenance(Collective c, long bytes) {
         return interProv[c.ordinal()][find(interStart[c.ordinal()], bytes)];
