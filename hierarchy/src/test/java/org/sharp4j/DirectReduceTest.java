@@ -290,6 +290,44 @@ class DirectReduceTest {
         });
     }
 
+    /**
+     * A root that comes late finds its members' pieces published already and folds every run of
+     * them in one pass: bit-exact with every form (the shared buffer's members read in place, the
+     * others in their slots), over several chunks of 4 pieces and a short last piece, every type;
+     * and the root's count of such folds grew (a root that folded piece by piece, or a test whose
+     * members were not ahead, fails here).
+     */
+    @ParameterizedTest(name = "{0} ranks")
+    @CsvSource({"2", "3", "4"})
+    void aLateRootFoldsThePublishedPiecesTogether(int ranks) {
+        ThreadRanks.run(ranks, DIRECT_64K, comm -> {
+            assertEquals(IntraNodeAlgorithm.DIRECT, comm.engine().algorithm(Collective.REDUCE, 1 << 20));
+            long seed = 4400;
+            long wideBefore = comm.engine().directWideFolds();
+            int rootCalls = 0;
+            for (DataType t : DataType.values()) {
+                int c = 65536 / t.size; // a chunk: 4 pieces of 16 KiB
+                for (int i = 0; i < Api.values().length; i++) {
+                    int root = i % comm.size();
+                    if (comm.rank() == root) {
+                        rootCalls++;
+                        try {
+                            Thread.sleep(20); // the members copy meanwhile: up to two chunks ahead of this root
+                        } catch (InterruptedException e) {
+                            throw new AssertionError(e);
+                        }
+                    }
+                    CollectiveCorrectnessTest.check(comm, Collective.REDUCE, t, Op.SUM, 3 * c + 4096 / t.size + 1, root, seed++,
+                            Api.values()[i]);
+                }
+            }
+            if (rootCalls > 0) {
+                assertTrue(comm.engine().directWideFolds() > wideBefore,
+                        "rank " + comm.rank() + " was root of " + rootCalls + " late Reduces and never folded pieces together");
+            }
+        });
+    }
+
     /** {@code reduce(buf, off, ...)}: the root's input and output are one direct buffer. */
     static void inPlaceDirectBuffer(Communicator comm, DataType t, int count, int root, long seed) {
         inPlaceDirectBuffer(comm, Collective.REDUCE, t, Op.SUM, count, root, seed);

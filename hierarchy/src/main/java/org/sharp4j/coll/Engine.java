@@ -620,6 +620,11 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         return cmaReduceWhyNot;
     }
 
+    /** The direct Reduce's folds on this rank (a root) that took more pieces than their step's: its members were ahead. */
+    public long directWideFolds() {
+        return direct.wideFolds;
+    }
+
     /** Reduces and Allreduces this rank ran split (the table's {@code cma_split} with every buffer in its process). */
     public long cmaSplitCalls() {
         return cmaSplit.splitCalls;
