@@ -447,7 +447,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 if (cmaMine != null) {
                     LOG.debug("rank {}: no peer reads (cma and cma_split run as direct or pipelined): {}", rank, cmaMine);
                 } else {
-                    LOG.debug("rank {}: peer reads; its read cost (PeerReads.offer: address:value:cost) {}; the built-in cma Reduces: {}",
+                    LOG.debug("rank {}: peer reads; its read cost (PeerReads.offer: address:value:cost) {}; the built-in cma algorithms: {}",
                             rank, cmaOffer, cmaReduceWhyNot == null ? "yes" : cmaReduceWhyNot);
                 }
                 if (sockSeg == null) {
@@ -615,7 +615,10 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         return peerReadsWhyNot;
     }
 
-    /** Why the built-in table's cma and cma_split Reduces run as direct here ({@link PeerReads#costGate}), or null. */
+    /**
+     * Why the built-in table's cma and cma_split Reduces run as direct here, and its cma_split Allreduces of
+     * more than two members as pipelined ({@link PeerReads#costGate}), or null.
+     */
     public String cmaReduceWhyNot() {
         return cmaReduceWhyNot;
     }
@@ -1161,7 +1164,9 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * and the direct Reduce and the pipelined algorithm run on one socket of one node (elsewhere, and
      * for other collectives than the direct Reduce's, tiled); the cma Reduces as well, and as the direct
      * one where the socket's ranks cannot read each other's memory ({@link #peerReadsWhyNot}); the split cma
-     * Allreduce as well, and as the pipelined one there.
+     * Allreduce as well, and as the pipelined one there. The built-in table's cma Reduces, and its split
+     * Allreduces of more than two members, run as the direct and the pipelined one where reading another
+     * process is costly ({@link #cmaReduceWhyNot}).
      */
     private IntraNodeAlgorithm algorithmAt(Collective c, int segment, long bytes) {
         IntraNodeAlgorithm a = table.intraAlgorithmAt(c, segment);
@@ -1170,7 +1175,16 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     || a == IntraNodeAlgorithm.CMA || a == IntraNodeAlgorithm.CMA_SPLIT ? IntraNodeAlgorithm.TREE : a;
         }
         if (a == IntraNodeAlgorithm.CMA_SPLIT && c == Collective.ALLREDUCE) {
-            return !directApplies ? IntraNodeAlgorithm.TILED : peerReadsWhyNot == null ? a : IntraNodeAlgorithm.PIPELINED;
+            if (!directApplies) {
+                return IntraNodeAlgorithm.TILED;
+            }
+            // the built-in table's split Allreduce of more than two members only where reading another process is
+            // cheap (cmaReduceWhyNot): each member reads q-1 others per step, one system call each. Measured where
+            // it is not (AMD EPYC VM with PTI, read cost 3.6-3.9): 4 ranks, OSU port, blocks alternating in the same
+            // processes, the pipelined one 1.11-1.56x as fast at 256 KiB-16 MiB (2 runs); 2 ranks mixed (0.38-1.70),
+            // and against Open MPI Java the split one 0.44-0.87 at every size, the pipelined one 0.80-0.82 at 256 KiB
+            boolean gated = cmaReduceWhyNot != null && sock.members > 2 && table.intraBuiltInAt(c, segment);
+            return peerReadsWhyNot == null && !gated ? a : IntraNodeAlgorithm.PIPELINED;
         }
         if (a == IntraNodeAlgorithm.CMA || a == IntraNodeAlgorithm.CMA_SPLIT) {
             if (c != Collective.REDUCE || !directApplies) {

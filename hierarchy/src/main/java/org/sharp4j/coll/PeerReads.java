@@ -87,7 +87,9 @@ final class PeerReads {
 
     /**
      * The largest {@link #readCost} at which the built-in table's cma and cma_split Reduces run
-     * ({@code Engine.cmaReduceWhyNot}); above it they run as the direct Reduce. Measured 2026-12-02 on
+     * ({@code Engine.cmaReduceWhyNot}); above it they run as the direct Reduce, and the table's cma_split
+     * Allreduces of more than two members as the pipelined one (4 ranks there: the pipelined one 1.11-1.56x
+     * as fast at 256 KiB-16 MiB, OSU port, blocks alternating in the same processes). Measured 2026-12-02 on
      * an AMD EPYC VM whose kernel isolates page tables (PTI: every system call switches them): 3.6-3.9
      * in the ranks of mpirun and of the launcher (6 runs, 2 ranks), 5.1-5.2 in a JVM of its own (a 16 KiB
      * {@code process_vm_readv} 3.3 us, 2.6 of them for 8 bytes, against 0.63 us for the fold), 3.0-3.9
@@ -186,7 +188,8 @@ final class PeerReads {
             double cost = Double.parseDouble(c);
             if (cost > READ_COST_MAX) {
                 return String.format(java.util.Locale.ROOT, "a %d KiB process_vm_readv took %.2fx a native fold of it on rank %d"
-                        + " (above %.1f: system calls are costly here), so the built-in cma and cma_split Reduces run as direct",
+                        + " (above %.1f: system calls are costly here), so the built-in cma and cma_split Reduces run as direct"
+                        + " and its cma_split Allreduces of more than two ranks as pipelined",
                         READ_COST_BYTES / 1024, cost, r, READ_COST_MAX);
             }
         }

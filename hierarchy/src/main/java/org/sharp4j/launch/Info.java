@@ -101,7 +101,7 @@ public final class Info {
                 : "no, cma and cma_split run as direct (a cma_split Allreduce as pipelined): " + peer).append('\n');
         if (peer == null) {
             String gate = e.cmaReduceWhyNot();
-            sb.append("    built-in cma and cma_split Reduces: ").append(gate == null ? "yes (reading another process is cheap here)"
+            sb.append("    built-in cma and cma_split Reduces, cma_split Allreduces of 3+ ranks: ").append(gate == null ? "yes (reading another process is cheap here)"
                     : "no: " + gate).append('\n');
         }
         return sb.toString();

@@ -211,6 +211,76 @@ class PeerReadsTest {
         }
     }
 
+    /**
+     * The built-in table's split Allreduce (1 MiB: 2 ranks from 64 KiB, 3-4 from 256 KiB): of four
+     * members it runs as the pipelined one on every member where reading another process is costly,
+     * and stays split where it is cheap; of two it stays split either way. Each case checks every
+     * member's sums of three Allreduces: members that disagreed on the algorithm would wait for
+     * flags nobody publishes (the timeout) or fold slots nobody wrote.
+     */
+    @Test
+    void aCostlyReadRunsTheBuiltInSplitAllreduceOfMoreThanTwoAsPipelined() {
+        assumeLoaded();
+        Config base = Config.defaults().withTimeoutNanos(60_000_000_000L);
+        String prop = "sharp4j.debug.cmaReadCost";
+        try {
+            System.setProperty(prop, "9");
+            allreduceCase(base, 4, IntraNodeAlgorithm.PIPELINED);
+            allreduceCase(base, 2, IntraNodeAlgorithm.CMA_SPLIT);
+            allreduceCase(base.withCmaOn(), 4, IntraNodeAlgorithm.CMA_SPLIT);
+            System.setProperty(prop, "1.2");
+            allreduceCase(base, 4, IntraNodeAlgorithm.CMA_SPLIT);
+        } finally {
+            System.clearProperty(prop);
+        }
+    }
+
+    private static void allreduceCase(Config cfg, int ranks, IntraNodeAlgorithm expect) {
+        int count = 131072; // 1 MiB of longs
+        IntraNodeAlgorithm[] alg = new IntraNodeAlgorithm[ranks];
+        String[] peerWhy = new String[ranks];
+        long[] splits = new long[ranks];
+        long[][] got = new long[ranks][];
+        Throwable[] errs = runEach(ranks, r -> cfg, comm -> {
+            int me = comm.rank();
+            peerWhy[me] = comm.engine().peerReadsWhyNot();
+            alg[me] = comm.engine().algorithm(Collective.ALLREDUCE, 8L * count);
+            ByteBuffer in = ByteBuffer.allocateDirect(8 * count).order(ByteOrder.nativeOrder());
+            ByteBuffer out = ByteBuffer.allocateDirect(8 * count).order(ByteOrder.nativeOrder());
+            long before = comm.engine().cmaSplitCalls();
+            long[] sums = new long[3 * count];
+            for (int round = 0; round < 3; round++) {
+                for (int i = 0; i < count; i++) {
+                    in.putLong(8 * i, (me + 1L) * 1_000_003L + i + round);
+                }
+                comm.allreduce(in, 0, out, 0, count, org.sharp4j.DataType.LONG, Op.SUM);
+                for (int i = 0; i < count; i++) {
+                    sums[round * count + i] = out.getLong(8 * i);
+                }
+            }
+            splits[me] = comm.engine().cmaSplitCalls() - before;
+            got[me] = sums;
+        });
+        for (int r = 0; r < ranks; r++) {
+            assertNull(errs[r], "rank " + r + ": " + errs[r]);
+        }
+        assumeTrue(peerWhy[0] == null, () -> "no peer reads here: " + peerWhy[0]);
+        long weights = (long) ranks * (ranks + 1) / 2;
+        for (int r = 0; r < ranks; r++) {
+            assertEquals(expect, alg[r], ranks + " ranks, rank " + r);
+            assertEquals(expect == IntraNodeAlgorithm.CMA_SPLIT ? 3 : 0, splits[r], "split calls of rank " + r);
+            for (int round = 0; round < 3; round++) {
+                for (int i = 0; i < count; i++) {
+                    long want = weights * 1_000_003L + (long) ranks * (i + round);
+                    if (got[r][round * count + i] != want) {
+                        throw new AssertionError("rank " + r + ", round " + round + ", element " + i + ": " + got[r][round * count + i]
+                                + " instead of " + want);
+                    }
+                }
+            }
+        }
+    }
+
     private static void gateCase(Config cfg, IntraNodeAlgorithm at16k, IntraNodeAlgorithm at1m, boolean gated) {
         int count16k = 2048; // 16 KiB of longs
         int count1m = 131072; // 1 MiB
