@@ -31,8 +31,9 @@ class DirectReduceTest {
     /** 4 KiB slots, the direct Reduce from 0 bytes: many chunks on small data. */
     static final Config DIRECT = CollectiveCorrectnessTest.SMALL.withTuneOverride("reduce:0-inf:direct");
     /** 1 KiB chunks: more chunks than slot sets within a few KiB, so slot reuse runs in every call. */
-    /** The default 64 KiB slot: chunks of several pieces. */
-    static final Config DIRECT_64K = CollectiveCorrectnessTest.DEFAULT.withSharedBytes(1024 * 1024).withTuneOverride("reduce:0-inf:direct");
+    /** The default table with a 256 KiB slot: chunks of several pieces (4 of 64 KiB). */
+    static final Config DIRECT_256K = CollectiveCorrectnessTest.DEFAULT.withSlotBytes(256 * 1024).withSharedBytes(1024 * 1024)
+            .withTuneOverride("reduce:0-inf:direct");
     static final Config DIRECT_1K = CollectiveCorrectnessTest.SMALL.withTuneOverride("reduce:0-inf:direct:chunk=1k");
 
     static Stream<Arguments> shapes() {
@@ -47,7 +48,7 @@ class DirectReduceTest {
                     out.add(Arguments.of(ranks, 1, 1, "1k", alg));
                 }
                 if (ranks == 2 || ranks == 3 || ranks == 4 || ranks == 8) {
-                    out.add(Arguments.of(ranks, 1, 1, "64k", alg)); // the default slot: 4 pieces of 16 KiB per chunk
+                    out.add(Arguments.of(ranks, 1, 1, "256k", alg)); // 4 pieces of 64 KiB per chunk
                 }
                 if (ranks >= 2 && ranks % 3 != 0 && (alg.equals("direct") || ranks == 4)) { // tiled stands in: same bits
                     out.add(Arguments.of(ranks, 1, 2, "4k", alg));
@@ -60,7 +61,7 @@ class DirectReduceTest {
 
     /** The test's configuration: the slot of {@code chunk} and a rule giving Reduce to {@code alg} from 0 bytes. */
     static Config config(String chunk, String alg) {
-        Config base = chunk.equals("1k") ? DIRECT_1K : chunk.equals("64k") ? DIRECT_64K : DIRECT;
+        Config base = chunk.equals("1k") ? DIRECT_1K : chunk.equals("256k") ? DIRECT_256K : DIRECT;
         return alg.equals("direct") ? base : base.withTuneOverride("reduce:0-inf:" + alg + (chunk.equals("1k") ? ":chunk=1k" : ""));
     }
 
@@ -90,21 +91,21 @@ class DirectReduceTest {
     @MethodSource("shapes")
     void everyTypeOpCountRootAndForm(int ranks, int nodes, int sockets, String chunk, String alg) {
         Config cfg = config(chunk, alg).withSimulatedTopology(nodes, sockets);
-        int chunkBytes = chunk.equals("1k") ? 1024 : chunk.equals("64k") ? 65536 : 4096;
+        int chunkBytes = chunk.equals("1k") ? 1024 : chunk.equals("256k") ? 262144 : 4096;
         ThreadRanks.run(ranks, cfg, comm -> {
             IntraNodeAlgorithm expect = nodes == 1 && sockets == 1 ? oneSocket(comm, alg) : IntraNodeAlgorithm.TILED;
             assertEquals(expect, comm.engine().algorithm(Collective.REDUCE, 100_000));
-            // the built-in table (64k: no legacy threshold) gives one node's Allreduce from 64 KiB to the pipelined algorithm,
+            // the built-in table (256k: no legacy threshold) gives one node's Allreduce from 64 KiB to the pipelined algorithm,
             // with 2 ranks to the split cma one where they read each other
-            IntraNodeAlgorithm allreduce = !chunk.equals("64k") || nodes > 1 || sockets > 1 ? IntraNodeAlgorithm.TILED
+            IntraNodeAlgorithm allreduce = !chunk.equals("256k") || nodes > 1 || sockets > 1 ? IntraNodeAlgorithm.TILED
                     : comm.size() == 2 && comm.engine().peerReadsWhyNot() == null ? IntraNodeAlgorithm.CMA_SPLIT : IntraNodeAlgorithm.PIPELINED;
             long splitsBefore = comm.engine().cmaSplitCalls(); // the heating's (Allreduce among them)
             assertEquals(allreduce, comm.engine().algorithm(Collective.ALLREDUCE, 100_000));
             long seed = 77;
             for (DataType t : DataType.values()) {
                 int c = chunkBytes / t.size;
-                int p = 16384 / t.size; // a piece
-                int[] counts = chunkBytes > 16384 ? new int[] {1, p - 1, p, p + 1, 3 * p + 7, c - 1, c, c + 1, 5 * c + 3}
+                int p = 65536 / t.size; // a piece
+                int[] counts = chunkBytes > 65536 ? new int[] {1, p - 1, p, p + 1, 3 * p + 7, c - 1, c, c + 1, 5 * c + 3}
                         : new int[] {0, 1, 15, 16, 17, c - 1, c, c + 1, 2 * c, 4 * c + 3, 9 * c + 1};
                 for (Op op : Op.values()) {
                     if (!op.validFor(t)) {
@@ -137,12 +138,12 @@ class DirectReduceTest {
      * The cma Reduce with every member passing its own form in the same call (arrays, direct
      * buffers at an offset, in place, the shared buffer): members read by the root, members that
      * copy into their slots and members read in place in one fold, bit-exact; with reads of several
-     * steps per chunk (64 KiB chunks, reads of 16-256 KiB: 8 ranks read 64 KiB per step).
+     * steps per chunk (256 KiB chunks, reads of 64-256 KiB: 4 ranks read 168 KiB per step, 8 ranks 72 KiB).
      */
     @ParameterizedTest(name = "{0} ranks, chunk {1}, {2}")
-    @CsvSource({"2,4k,cma", "3,4k,cma", "4,64k,cma", "8,64k,cma", "5,1k,cma", "2,4k,cma_split", "4,64k,cma_split", "5,1k,cma_split"})
+    @CsvSource({"2,4k,cma", "3,4k,cma", "4,256k,cma", "8,256k,cma", "5,1k,cma", "2,4k,cma_split", "4,256k,cma_split", "5,1k,cma_split"})
     void membersMixTheirFormsInOneCmaReduce(int ranks, String chunk, String alg) {
-        int chunkBytes = chunk.equals("1k") ? 1024 : chunk.equals("64k") ? 65536 : 4096;
+        int chunkBytes = chunk.equals("1k") ? 1024 : chunk.equals("256k") ? 262144 : 4096;
         ThreadRanks.run(ranks, config(chunk, alg), comm -> {
             assertEquals(oneSocket(comm, alg), comm.engine().algorithm(Collective.REDUCE, 100_000));
             long seed = 4242;
@@ -175,7 +176,7 @@ class DirectReduceTest {
     @ParameterizedTest(name = "{0} ranks")
     @CsvSource({"2", "3", "4", "8"})
     void theSplitCmaReduce(int ranks) {
-        ThreadRanks.run(ranks, config("64k", "cma_split"), comm -> {
+        ThreadRanks.run(ranks, config("256k", "cma_split"), comm -> {
             IntraNodeAlgorithm alg = oneSocket(comm, "cma_split");
             assertEquals(alg, comm.engine().algorithm(Collective.REDUCE, 1 << 20));
             boolean splits = alg == IntraNodeAlgorithm.CMA_SPLIT;
@@ -300,13 +301,13 @@ class DirectReduceTest {
     @ParameterizedTest(name = "{0} ranks")
     @CsvSource({"2", "3", "4"})
     void aLateRootFoldsThePublishedPiecesTogether(int ranks) {
-        ThreadRanks.run(ranks, DIRECT_64K, comm -> {
+        ThreadRanks.run(ranks, DIRECT_256K, comm -> {
             assertEquals(IntraNodeAlgorithm.DIRECT, comm.engine().algorithm(Collective.REDUCE, 1 << 20));
             long seed = 4400;
             long wideBefore = comm.engine().directWideFolds();
             int rootCalls = 0;
             for (DataType t : DataType.values()) {
-                int c = 65536 / t.size; // a chunk: 4 pieces of 16 KiB
+                int c = 262144 / t.size; // a chunk: 4 pieces of 64 KiB
                 for (int i = 0; i < Api.values().length; i++) {
                     int root = i % comm.size();
                     if (comm.rank() == root) {

@@ -15,7 +15,7 @@ import org.sharp4j.shm.Waiter;
  * to right over the members: the bits of {@link TiledAlgorithm} (whose tiles fold in the same
  * order). Per chunk of n elements a non-root member copies its n elements into its slot (nothing
  * when its input is its shared buffer); the root reads its own input in place (a direct buffer or
- * its shared buffer; an array is copied into its slot first) and folds each 16 KiB piece of all q
+ * its shared buffer; an array is copied into its slot first) and folds each piece ({@link #PIECE_BYTES}) of all q
  * inputs in one pass ({@link Reductions#combineAll}: every staged block of every input read once,
  * the result written once) into its output (a direct buffer or its shared buffer; for an array, the
  * result area, then one copy out). Critical path of the root for a message of N elements: q N
@@ -30,7 +30,7 @@ import org.sharp4j.shm.Waiter;
  *   <li>Member m, chunk of sequence number s: before writing anything of set(s) it acquires every
  *       other member's state {@code >= (s-2, ARRIVED)} (the <em>gate</em>); then it sets its
  *       progress word to {@code s << 20} (plain), publishes {@code (s, ARRIVED)} with the call's
- *       descriptor (release), and copies its chunk into its slot in pieces of 16 KiB, publishing
+ *       descriptor (release), and copies its chunk into its slot in pieces ({@link #PIECE_BYTES}), publishing
  *       {@code s << 20 | pieces done} on the progress word after each (release). The root
  *       publishes its ARRIVED at the start of its chunk, before folding it.</li>
  *   <li>The root acquires every member's {@code (s, ARRIVED)}, then piece by piece each member's
@@ -126,8 +126,17 @@ final class DirectReduceAlgorithm {
      * never sees an earlier call's inline data there): {@code s << 20 | pieces of chunk s in the slot} (all of them: 0xFFFFF, for an input read in place), only growing; a slot holds fewer than 2^20 pieces.
      */
     static final int PROGRESS = ShmLevel.INLINE;
-    /** A member publishes its chunk in pieces of this many bytes, so that the root's fold overlaps the copy. */
-    static final int PIECE_BYTES = 16 * 1024;
+    /**
+     * A member publishes its chunk in pieces of this many bytes, so that the root's fold overlaps the
+     * copy. Each piece costs the member a fence and a release and the root a poll and a kernel call
+     * (fewer since the root folds every run of published pieces at once); measured against 16 KiB
+     * pieces (OSU port, 512 KiB chunks, same processes as Open MPI Java, runs alternating, AMD VM):
+     * 32 KiB took 0.85-0.97x their time at 64 KiB-2 MiB (3 rounds), 64 KiB 0.74-0.96x from 512 KiB and
+     * the same below it (3 rounds against 32 KiB), 128 KiB lost at 128 KiB (one piece: no overlap,
+     * 1.1-1.2x) and gained little above; 4 ranks on the 2 cores, 64 KiB against 16 KiB: 1 MiB 91-106 us
+     * against 119-176, 2 MiB 209-241 against 269-298.
+     */
+    static final int PIECE_BYTES = 64 * 1024;
     /**
      * Address word next to the progress word, written before the ARRIVED like it: in the cma Reduce,
      * where a member's input lies in its process (its element 0; the root adds the chunk's offset),
@@ -145,7 +154,7 @@ final class DirectReduceAlgorithm {
 
     /**
      * Bytes the cma root stages per call of {@code process_vm_readv} over all members: one read per
-     * member per step of {@code STAGE_BYTES / (q-1)} (16-256 KiB). A read costs a system call and the
+     * member per step of {@code STAGE_BYTES / (q-1)} (64-256 KiB). A read costs a system call and the
      * pinning of the peer's pages, so few and large; the staged blocks stay in the root's L2 for the
      * fold. Measured in C on this project's Intel VM (2 ranks, the root's time per call, 256 KiB):
      * reads of 16 KiB 27.2 us, of 64 KiB 22.1, of 256 KiB 19.9 (osu-bench/bench/shm-reduce-floor.c, mode 3).
@@ -203,7 +212,7 @@ final class DirectReduceAlgorithm {
         final boolean splitWanted = split && q >= 2 && myAddress != 0;
         final long outAddress = splitWanted && isRoot ? CmaSplitAlgorithm.outputAddress(dst, t, count, myAddress) : 0;
         final boolean streaming = !isRoot && !readMe && e.stores.streaming(bytes);
-        // the root's step: a piece of every slot (16 KiB), or in the cma Reduce a read of every member's input
+        // the root's step: a piece of every slot (PIECE_BYTES), or in the cma Reduce a read of every member's input
         final int stepElems = cma ? Math.max(pieceElems, Math.min(chunkElems, stageBytes(q) / size)) : pieceElems;
         if (xBuf.length < q) {
             xBuf = new ByteBuffer[q];
@@ -369,7 +378,7 @@ final class DirectReduceAlgorithm {
         }
     }
 
-    /** Bytes the cma root reads per member per step: {@link #STAGE_BYTES} shared by the other members, 16-256 KiB in pages. */
+    /** Bytes the cma root reads per member per step: {@link #STAGE_BYTES} shared by the other members, 64-256 KiB in pages. */
     static int stageBytes(int q) {
         return Math.max(PIECE_BYTES, Math.min(256 * 1024, STAGE_BYTES / Math.max(1, q - 1))) & ~4095;
     }
