@@ -198,14 +198,20 @@ class PeerReadsTest {
     void aCostlyReadRunsTheBuiltInCmaReducesAsDirectOnEveryMember() {
         assumeLoaded();
         Config base = Config.defaults().withTimeoutNanos(60_000_000_000L);
-        String prop = "sharp4j.debug.cmaReadCost";
-        try {
-            System.setProperty(prop, "9");
+        withReadCost("9", () -> {
             gateCase(base, IntraNodeAlgorithm.DIRECT, IntraNodeAlgorithm.DIRECT, true);
             gateCase(base.withTuneOverride("reduce:16k-inf:nodes=1:ppn=2:cma"), IntraNodeAlgorithm.CMA, IntraNodeAlgorithm.CMA, true);
             gateCase(base.withCmaOn(), IntraNodeAlgorithm.CMA, IntraNodeAlgorithm.CMA_SPLIT, false);
-            System.setProperty(prop, "1.2");
-            gateCase(base, IntraNodeAlgorithm.CMA, IntraNodeAlgorithm.CMA_SPLIT, false);
+        });
+        withReadCost("1.2", () -> gateCase(base, IntraNodeAlgorithm.CMA, IntraNodeAlgorithm.CMA_SPLIT, false));
+    }
+
+    /** Runs {@code body} with {@code sharp4j.debug.cmaReadCost} (what a creation takes for its read cost measurement) at {@code cost}. */
+    private static void withReadCost(String cost, Runnable body) {
+        String prop = "sharp4j.debug.cmaReadCost";
+        System.setProperty(prop, cost);
+        try {
+            body.run();
         } finally {
             System.clearProperty(prop);
         }
@@ -222,17 +228,12 @@ class PeerReadsTest {
     void aCostlyReadRunsTheBuiltInSplitAllreduceOfMoreThanTwoAsPipelined() {
         assumeLoaded();
         Config base = Config.defaults().withTimeoutNanos(60_000_000_000L);
-        String prop = "sharp4j.debug.cmaReadCost";
-        try {
-            System.setProperty(prop, "9");
+        withReadCost("9", () -> {
             allreduceCase(base, 4, IntraNodeAlgorithm.PIPELINED);
             allreduceCase(base, 2, IntraNodeAlgorithm.CMA_SPLIT);
             allreduceCase(base.withCmaOn(), 4, IntraNodeAlgorithm.CMA_SPLIT);
-            System.setProperty(prop, "1.2");
-            allreduceCase(base, 4, IntraNodeAlgorithm.CMA_SPLIT);
-        } finally {
-            System.clearProperty(prop);
-        }
+        });
+        withReadCost("1.2", () -> allreduceCase(base, 4, IntraNodeAlgorithm.CMA_SPLIT));
     }
 
     private static void allreduceCase(Config cfg, int ranks, IntraNodeAlgorithm expect) {
