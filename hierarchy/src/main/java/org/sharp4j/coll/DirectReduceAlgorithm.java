@@ -328,7 +328,7 @@ final class DirectReduceAlgorithm {
                 final int po = p * size;
                 // Pieces published beyond the step's, by every member whose slot is read: folded in the same
                 // pass (a root behind its members makes one kernel call per run of ready pieces, not per piece)
-                int upTo = readsSlots ? n : p + len;
+                int upTo = readsSlots && q > 1 ? n : p + len; // alone (q = 1) nothing to run ahead of
                 for (int m = 0; m < q; m++) {
                     if (m != me && remote[m] != 0) {
                         e.readPeer(m, remote[m] + (long) (first + p) * size, stage, xOff[m], len * size);

@@ -154,12 +154,13 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      */
     private final String peerReadsWhyNot;
     /**
-     * Why the built-in table's cma and cma_split Reduces run as the direct Reduce here: no peer reads
+     * Why the built-in table's cma and cma_split Reduces run as the direct Reduce here, and its
+     * cma_split Allreduces of more than two members as the pipelined one: no peer reads
      * ({@link #peerReadsWhyNot}), or reading another process costs too much on this machine
      * ({@link PeerReads#costGate}); null where they run. A table file's or override's cma is followed
      * wherever the ranks can read each other. The same on every member of the socket.
      */
-    private final String cmaReduceWhyNot;
+    private final String builtInCmaWhyNot;
     private final boolean[] onMyHost;
     private final int[] localRanks;
     private final long myPid;
@@ -443,12 +444,12 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     }
                 }
                 this.peerReadsWhyNot = cmaWhyNot;
-                this.cmaReduceWhyNot = cmaWhyNot != null ? cmaWhyNot : PeerReads.costGate(sockRanks, cmaOffers);
+                this.builtInCmaWhyNot = cmaWhyNot != null ? cmaWhyNot : PeerReads.costGate(sockRanks, cmaOffers);
                 if (cmaMine != null) {
                     LOG.debug("rank {}: no peer reads (cma and cma_split run as direct or pipelined): {}", rank, cmaMine);
                 } else {
                     LOG.debug("rank {}: peer reads; its read cost (PeerReads.offer: address:value:cost) {}; the built-in cma algorithms: {}",
-                            rank, cmaOffer, cmaReduceWhyNot == null ? "yes" : cmaReduceWhyNot);
+                            rank, cmaOffer, builtInCmaWhyNot == null ? "yes" : builtInCmaWhyNot);
                 }
                 if (sockSeg == null) {
                     sockSeg = Segment.open(sockPath, ShmLevel.size(sockRanks.length, slot, shared, 0));
@@ -619,8 +620,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * Why the built-in table's cma and cma_split Reduces run as direct here, and its cma_split Allreduces of
      * more than two members as pipelined ({@link PeerReads#costGate}), or null.
      */
-    public String cmaReduceWhyNot() {
-        return cmaReduceWhyNot;
+    public String builtInCmaWhyNot() {
+        return builtInCmaWhyNot;
     }
 
     /** The direct Reduce's folds on this rank (a root) that took more pieces than their step's: its members were ahead. */
@@ -1166,7 +1167,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * one where the socket's ranks cannot read each other's memory ({@link #peerReadsWhyNot}); the split cma
      * Allreduce as well, and as the pipelined one there. The built-in table's cma Reduces, and its split
      * Allreduces of more than two members, run as the direct and the pipelined one where reading another
-     * process is costly ({@link #cmaReduceWhyNot}).
+     * process is costly ({@link #builtInCmaWhyNot}).
      */
     private IntraNodeAlgorithm algorithmAt(Collective c, int segment, long bytes) {
         IntraNodeAlgorithm a = table.intraAlgorithmAt(c, segment);
@@ -1179,20 +1180,20 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 return IntraNodeAlgorithm.TILED;
             }
             // the built-in table's split Allreduce of more than two members only where reading another process is
-            // cheap (cmaReduceWhyNot): each member reads q-1 others per step, one system call each. Measured where
+            // cheap (builtInCmaWhyNot): each member reads q-1 others per step, one system call each. Measured where
             // it is not (AMD EPYC VM with PTI, read cost 3.6-3.9): 4 ranks, OSU port, blocks alternating in the same
             // processes, the pipelined one 1.11-1.56x as fast at 256 KiB-16 MiB (2 runs); 2 ranks mixed (0.38-1.70),
             // and against Open MPI Java the split one 0.44-0.87 at every size, the pipelined one 0.80-0.82 at 256 KiB
-            boolean gated = cmaReduceWhyNot != null && sock.members > 2 && table.intraBuiltInAt(c, segment);
+            boolean gated = builtInCmaWhyNot != null && sock.members > 2 && table.intraBuiltInAt(c, segment);
             return peerReadsWhyNot == null && !gated ? a : IntraNodeAlgorithm.PIPELINED;
         }
         if (a == IntraNodeAlgorithm.CMA || a == IntraNodeAlgorithm.CMA_SPLIT) {
             if (c != Collective.REDUCE || !directApplies) {
                 return IntraNodeAlgorithm.TILED;
             }
-            // the built-in table's choice only where reading another process is cheap (cmaReduceWhyNot), a
+            // the built-in table's choice only where reading another process is cheap (builtInCmaWhyNot), a
             // table file's or override's wherever the ranks can read each other
-            return peerReadsWhyNot == null && (cmaReduceWhyNot == null || !table.intraBuiltInAt(c, segment)) ? a : IntraNodeAlgorithm.DIRECT;
+            return peerReadsWhyNot == null && (builtInCmaWhyNot == null || !table.intraBuiltInAt(c, segment)) ? a : IntraNodeAlgorithm.DIRECT;
         }
         if (a == IntraNodeAlgorithm.PIPELINED) {
             return directApplies ? a : IntraNodeAlgorithm.TILED;

@@ -87,7 +87,7 @@ final class PeerReads {
 
     /**
      * The largest {@link #readCost} at which the built-in table's cma and cma_split Reduces run
-     * ({@code Engine.cmaReduceWhyNot}); above it they run as the direct Reduce, and the table's cma_split
+     * ({@code Engine.builtInCmaWhyNot}); above it they run as the direct Reduce, and the table's cma_split
      * Allreduces of more than two members as the pipelined one (4 ranks there: the pipelined one 1.11-1.56x
      * as fast at 256 KiB-16 MiB, OSU port, blocks alternating in the same processes). Measured 2026-12-02 on
      * an AMD EPYC VM whose kernel isolates page tables (PTI: every system call switches them): 3.6-3.9

@@ -100,7 +100,7 @@ public final class Info {
         sb.append("    peer reads (cma, cma_split): ").append(peer == null ? "yes, the socket's ranks read each other's inputs"
                 : "no, cma and cma_split run as direct (a cma_split Allreduce as pipelined): " + peer).append('\n');
         if (peer == null) {
-            String gate = e.cmaReduceWhyNot();
+            String gate = e.builtInCmaWhyNot();
             sb.append("    built-in cma and cma_split Reduces, cma_split Allreduces of 3+ ranks: ").append(gate == null ? "yes (reading another process is cheap here)"
                     : "no: " + gate).append('\n');
         }

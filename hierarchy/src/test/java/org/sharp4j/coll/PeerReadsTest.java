@@ -292,7 +292,7 @@ class PeerReadsTest {
         Throwable[] errs = runEach(2, r -> cfg, comm -> {
             int me = comm.rank();
             peerWhy[me] = comm.engine().peerReadsWhyNot();
-            why[me] = comm.engine().cmaReduceWhyNot();
+            why[me] = comm.engine().builtInCmaWhyNot();
             alg[me][0] = comm.engine().algorithm(Collective.REDUCE, 8L * count16k);
             alg[me][1] = comm.engine().algorithm(Collective.REDUCE, 8L * count1m);
             ByteBuffer in = ByteBuffer.allocateDirect(8 * count1m).order(ByteOrder.nativeOrder());

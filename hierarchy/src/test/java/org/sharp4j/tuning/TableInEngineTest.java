@@ -62,7 +62,7 @@ class TableInEngineTest {
                     e.algorithm(Collective.ALLREDUCE, 65536));
             // from 16 KiB to 256 KiB the root reads the other rank's input from its process (cma), where it can and
             // that is cheap here (PeerReadsTest sets the cost both ways)
-            IntraNodeAlgorithm cma = e.cmaReduceWhyNot() == null ? IntraNodeAlgorithm.CMA : IntraNodeAlgorithm.DIRECT;
+            IntraNodeAlgorithm cma = e.builtInCmaWhyNot() == null ? IntraNodeAlgorithm.CMA : IntraNodeAlgorithm.DIRECT;
             assertEquals(cma, e.algorithm(Collective.REDUCE, 16384));
             assertEquals(cma, e.algorithm(Collective.REDUCE, 262144));
             assertEquals(IntraNodeAlgorithm.DIRECT, e.algorithm(Collective.REDUCE, 262145));
