@@ -1261,6 +1261,11 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     // a method of 90 bytes is inlined only where C2 saw its call site taken often, which the
                     // heating's first compile of run had not (Communicator.REDUCE_RUN): the method was then
                     // called, compiled by C2 during a program's first Reduce row, on the non-root's core.
+                    // Tried and dropped (2026-12-02, OSU port, 2 ranks, Reduce 4-256 B, alternating): a leaf
+                    // reading member 0's P_DONE instead (one word that can clear several calls at once), with
+                    // and without the root loading the leaf's next line at the end of its call: no gain alone,
+                    // and with both P50 0.10-0.12 us against 0.10-0.11, P90 0.12-0.21 against 0.10-0.13 (fast
+                    // phase, 4-32 B). The leaf waits for the root either way.
                     int set = ShmLevel.set(need);
                     long target = ShmLevel.enc(need, ShmLevel.ARRIVED);
                     for (int m = 0; m < sock.members; m++) {
