@@ -92,6 +92,10 @@ public final class OsuDirect {
             // for them, must not run among the first timed calls that the diagnostics are there to show
             uptimeMinusNanoMs = java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime() - System.nanoTime() / 1_000_000;
         }
+        // java.time's clock path, run once before the barrier: its first call (class initialisation, interpreted code)
+        // took 150-300 us, and taken right after the barrier it delayed the first timed call of a rank that had not
+        // called it yet (a JVM that logged nothing: with the agent, rank 1) and the root's first Reduce with it
+        java.time.Instant.now();
         w.barrier(); // the communicator's first collective (with the agent: sharp4j's set-up)
         timedStart = java.time.Instant.now();
         long timedStartNanos = System.nanoTime();

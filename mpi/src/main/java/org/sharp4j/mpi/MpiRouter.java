@@ -496,6 +496,13 @@ public final class MpiRouter {
         } else {
             LOG.debug(msg, when, WORLD_RANK, summary());
         }
+        List<CommState> all;
+        synchronized (LOCK) {
+            all = new ArrayList<>(HISTORY);
+        }
+        for (CommState s : all) {
+            s.logRoutedKinds(when); // which calls were routed: listed here, not at their first call (CommState.logFirst says why)
+        }
     }
 
     private static int envInt(String name, int otherwise) {

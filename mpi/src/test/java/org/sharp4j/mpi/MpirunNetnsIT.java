@@ -161,11 +161,8 @@ class MpirunNetnsIT {
         assertFalse(plain.err().contains("sharp4j"), plain::toString);
         assertTrue(routed.err().contains("sharp4j communicator on MPI.COMM_WORLD: 3 ranks, 3 node(s), inter-node step: UCX k-nomial"),
                 routed::toString);
-        for (String first : List.of("allReduce of MPI.DOUBLE with MPI.SUM", "allReduce of MPI.DOUBLE with MPI.MAX", "reduce of MPI.DOUBLE with MPI.SUM",
-                "barrier")) {
-            String line = "first " + first + " on MPI.COMM_WORLD routed through sharp4j";
-            assertEquals(1, MpiAgentIT.count(routed.err(), line), () -> line + " once\n" + routed);
-        }
+        assertTrue(MpiAgentIT.routedOn(routed, "MPI.COMM_WORLD").containsAll(List.of("allReduce of MPI.DOUBLE with MPI.SUM",
+                "allReduce of MPI.DOUBLE with MPI.MAX", "reduce of MPI.DOUBLE with MPI.SUM", "barrier")), routed::toString);
         int it = Integer.parseInt(MpiAgentIT.results(plain).replaceAll("(?s).*iterations=(\\d+).*", "$1"));
         int solves = Integer.parseInt(CG_ARGS[3]);
         long allReduces = (long) solves * (1 + 2L * it + it / 25) + 4; // as in MpiAgentIT
