@@ -206,12 +206,27 @@ final class WarmUp {
      * method and counts toward its own compilation. Called directly, they were inlined once the loop was compiled,
      * stopped counting, and C2 compiled them standalone only at the program's first calls (PrintCompilation:
      * {@code mpi.Comm::allReduce} 50 ms after OsuDirect's timed start, on the rank's core).
+     *
+     * <p>And each handle serves {@link #HANDLE_USES} calls, then a new one is looked up: a handle invoked 127 times
+     * is customized (its lambda form rewritten with the handle as a constant), C2 compiles that form with the target
+     * inlined, and the warm-up's calls stopped counting again after about 5,400 (PrintTieredEvents: mpi.Comm.reduce's
+     * profile stuck at 5,120 invocations from the first block on, where C2's threshold was 5,000 times 1.33 while one
+     * compilation was queued; 2-3 runs of 8 of OsuDirect's Reduce then compiled mpi.Comm.reduce and MpiRouter.reduce
+     * among the program's first 1,000 calls, with 1-3 stalls of 2-4 ms each on both ranks; with fresh handles none of
+     * 16 runs did). A handle that is never customized runs the shared form, which reads the target from the handle: a
+     * call C2 does not inline. The look-ups
+     * cost about 10 us each, a few hundred per warm-up. Plain fields: one warm-up at a time runs per JVM (MpiRouter),
+     * and a race between two would only look a handle up twice or use one a few more times.
      */
     private static MethodHandle commAllReduce = handle("allReduce", Object.class, Object.class, int.class, Datatype.class, mpi.Op.class);
     private static MethodHandle commAllReduceInPlace = handle("allReduce", Object.class, int.class, Datatype.class, mpi.Op.class);
     private static MethodHandle commReduce = handle("reduce", Object.class, Object.class, int.class, Datatype.class, mpi.Op.class,
             int.class);
     private static MethodHandle commReduceInPlace = handle("reduce", Object.class, int.class, Datatype.class, mpi.Op.class, int.class);
+    /** Calls per handle before a fresh one: under MethodHandle's customization threshold (127 invocations). */
+    static final int HANDLE_USES = 100;
+    private static int allReduceUses;
+    private static int reduceUses;
 
     private static MethodHandle handle(String name, Class<?>... params) {
         try {
@@ -224,6 +239,11 @@ final class WarmUp {
     private static void allReduce(boolean viaComm, Intracomm comm, Object send, Object recv, int count, Datatype type, mpi.Op op)
             throws MPIException {
         if (viaComm) {
+            if (++allReduceUses >= HANDLE_USES) {
+                allReduceUses = 0;
+                commAllReduce = handle("allReduce", Object.class, Object.class, int.class, Datatype.class, mpi.Op.class);
+                commAllReduceInPlace = handle("allReduce", Object.class, int.class, Datatype.class, mpi.Op.class);
+            }
             try {
                 if (send == null) {
                     commAllReduceInPlace.invokeExact((mpi.Comm) comm, recv, count, type, op);
@@ -245,6 +265,11 @@ final class WarmUp {
     private static void reduce(boolean viaComm, Intracomm comm, Object send, Object recv, int count, Datatype type, mpi.Op op,
             int root) throws MPIException {
         if (viaComm) {
+            if (++reduceUses >= HANDLE_USES) {
+                reduceUses = 0;
+                commReduce = handle("reduce", Object.class, Object.class, int.class, Datatype.class, mpi.Op.class, int.class);
+                commReduceInPlace = handle("reduce", Object.class, int.class, Datatype.class, mpi.Op.class, int.class);
+            }
             try {
                 if (send == null) {
                     commReduceInPlace.invokeExact((mpi.Comm) comm, recv, count, type, op, root);
