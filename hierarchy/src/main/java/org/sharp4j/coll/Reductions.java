@@ -97,6 +97,11 @@ public final class Reductions {
                     combine(t, op, d, 0, b, 0, n);
                     combine(t, op, d, 0, c, 0, a, 0, b, 0, n);
                     combineAll(t, op, d, 0, null, 0, x, xOff, 3, n);
+                    // From MIN_COUNT elements below MIN_BYTES (1-2 KiB of 4-byte elements) the dispatch asks
+                    // Staging.pays: unheated, the call stayed out of the compiled dispatch and C2 compiled pays on
+                    // its own at an OSU table's 1 KiB row (PrintCompilation, OsuDirect through the agent, every run;
+                    // a 1-5 ms stall of the root while the compiler had its core).
+                    combine(t, op, d, 0, a, 0, b, 0, Staging.MIN_COUNT);
                 }
             }
         }
