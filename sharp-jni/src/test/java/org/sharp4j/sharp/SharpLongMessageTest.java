@@ -109,8 +109,12 @@ class SharpLongMessageTest {
             }
         }));
         long regs = SharpTeam.REGISTRATIONS.get() - regs0;
-        // the engine's phase-3 region (at most two windows), the two result buffers, the check buffer
-        assertTrue(regs <= 6L * NODES, regs + " registrations for " + NODES + " node leaders over 40 calls");
+        // Per leader four buffers: the engine's phase-3 region, the two result buffers, the check buffer; each spans at
+        // most two of SharpTeam's 1 MiB windows, and one that straddles a window boundary takes up to three
+        // registrations as the ranges come (the first window, the second, then a range across both). Where the
+        // buffers fall is malloc's choice: the bound of 6 per leader failed once in CI (25 for 4 leaders, Temurin 25)
+        // and took 20-21 in 3 runs here. Registering per call would take 40 or more per leader.
+        assertTrue(regs <= 4 * 3L * NODES, regs + " registrations for " + NODES + " node leaders over 40 calls");
     }
 
     /**
