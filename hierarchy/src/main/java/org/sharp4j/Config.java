@@ -31,8 +31,8 @@ import org.sharp4j.tuning.TuningTable;
  *   <tr><td>sharp4j.stores</td><td>auto (default), streaming or ordinary: how a rank writes what others read next in long calls (see StoreChoice)</td></tr>
  *   <tr><td>sharp4j.cma</td><td>auto (default), on or off: whether the ranks of a socket may read each other's memory
  *       ({@code process_vm_readv}) for the cma Reduce of the tuning table (see PeerReads); off runs it as direct;
- *       auto runs the built-in table's cma Reduces only where such a read is cheap here (PeerReads.costGate),
- *       on wherever the ranks can read each other</td></tr>
+ *       auto runs the built-in table's cma Reduces and cma_split Allreduces only where such a read is cheap here
+ *       (PeerReads.costGate, PeerReads.pairSplitGate), on wherever the ranks can read each other</td></tr>
  *   <tr><td>sharp4j.warmup</td><td>JIT warm-up rounds at creation, default 16, then the hot path heated until compiled, once per JVM (0: off)</td></tr>
  * </table>
  */

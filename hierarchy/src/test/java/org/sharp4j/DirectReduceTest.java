@@ -96,9 +96,9 @@ class DirectReduceTest {
             IntraNodeAlgorithm expect = nodes == 1 && sockets == 1 ? oneSocket(comm, alg) : IntraNodeAlgorithm.TILED;
             assertEquals(expect, comm.engine().algorithm(Collective.REDUCE, 100_000));
             // the built-in table (256k: no legacy threshold) gives one node's Allreduce from 64 KiB to the pipelined algorithm,
-            // with 2 ranks to the split cma one where they read each other
+            // with 2 ranks to the split cma one where they read each other and that is cheap enough (PeerReads.pairSplitGate)
             IntraNodeAlgorithm allreduce = !chunk.equals("256k") || nodes > 1 || sockets > 1 ? IntraNodeAlgorithm.TILED
-                    : comm.size() == 2 && comm.engine().peerReadsWhyNot() == null ? IntraNodeAlgorithm.CMA_SPLIT : IntraNodeAlgorithm.PIPELINED;
+                    : comm.size() == 2 && comm.engine().builtInPairSplitWhyNot() == null ? IntraNodeAlgorithm.CMA_SPLIT : IntraNodeAlgorithm.PIPELINED;
             long splitsBefore = comm.engine().cmaSplitCalls(); // the heating's (Allreduce among them)
             assertEquals(allreduce, comm.engine().algorithm(Collective.ALLREDUCE, 100_000));
             long seed = 77;

@@ -161,6 +161,12 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * wherever the ranks can read each other. The same on every member of the socket.
      */
     private final String builtInCmaWhyNot;
+    /**
+     * Why the built-in table's cma_split Allreduce of two members runs as the pipelined one here: as
+     * {@link #builtInCmaWhyNot}, with the higher bound {@link PeerReads#pairSplitGate} sets. The same
+     * on every member of the socket.
+     */
+    private final String builtInPairSplitWhyNot;
     private final boolean[] onMyHost;
     private final int[] localRanks;
     private final long myPid;
@@ -445,11 +451,13 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 }
                 this.peerReadsWhyNot = cmaWhyNot;
                 this.builtInCmaWhyNot = cmaWhyNot != null ? cmaWhyNot : PeerReads.costGate(sockRanks, cmaOffers);
+                this.builtInPairSplitWhyNot = cmaWhyNot != null ? cmaWhyNot : PeerReads.pairSplitGate(sockRanks, cmaOffers);
                 if (cmaMine != null) {
                     LOG.debug("rank {}: no peer reads (cma and cma_split run as direct or pipelined): {}", rank, cmaMine);
                 } else {
-                    LOG.debug("rank {}: peer reads; its read cost (PeerReads.offer: address:value:cost) {}; the built-in cma algorithms: {}",
-                            rank, cmaOffer, builtInCmaWhyNot == null ? "yes" : builtInCmaWhyNot);
+                    LOG.debug("rank {}: peer reads; its read cost (PeerReads.offer: address:value:cost) {}; the built-in cma algorithms: {};"
+                            + " the built-in split Allreduce of two ranks: {}", rank, cmaOffer, builtInCmaWhyNot == null ? "yes" : builtInCmaWhyNot,
+                            builtInPairSplitWhyNot == null ? "yes" : builtInPairSplitWhyNot);
                 }
                 if (sockSeg == null) {
                     sockSeg = Segment.open(sockPath, ShmLevel.size(sockRanks.length, slot, shared, 0));
@@ -622,6 +630,11 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      */
     public String builtInCmaWhyNot() {
         return builtInCmaWhyNot;
+    }
+
+    /** Why the built-in table's cma_split Allreduce of two members runs as pipelined here ({@link PeerReads#pairSplitGate}), or null. */
+    public String builtInPairSplitWhyNot() {
+        return builtInPairSplitWhyNot;
     }
 
     /** The direct Reduce's folds on this rank (a root) that took more pieces than their step's: its members were ahead. */
@@ -1167,7 +1180,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * one where the socket's ranks cannot read each other's memory ({@link #peerReadsWhyNot}); the split cma
      * Allreduce as well, and as the pipelined one there. The built-in table's cma Reduces, and its split
      * Allreduces of more than two members, run as the direct and the pipelined one where reading another
-     * process is costly ({@link #builtInCmaWhyNot}).
+     * process is costly ({@link #builtInCmaWhyNot}); its split Allreduce of two members where it is more
+     * costly still ({@link #builtInPairSplitWhyNot}).
      */
     private IntraNodeAlgorithm algorithmAt(Collective c, int segment, long bytes) {
         IntraNodeAlgorithm a = table.intraAlgorithmAt(c, segment);
@@ -1183,8 +1197,9 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             // cheap (builtInCmaWhyNot): each member reads q-1 others per step, one system call each. Measured where
             // it is not (AMD EPYC VM with PTI, read cost 3.6-3.9): 4 ranks, OSU port, blocks alternating in the same
             // processes, the pipelined one 1.11-1.56x as fast at 256 KiB-16 MiB (2 runs); 2 ranks mixed (0.38-1.70),
-            // and against Open MPI Java the split one 0.44-0.87 at every size, the pipelined one 0.80-0.82 at 256 KiB
-            boolean gated = builtInCmaWhyNot != null && sock.members > 2 && table.intraBuiltInAt(c, segment);
+            // and against Open MPI Java the split one 0.44-0.87 at every size, the pipelined one 0.80-0.82 at 256 KiB;
+            // two members have a bound of their own (PeerReads.READ_COST_MAX_PAIR: each reads and writes half)
+            boolean gated = (sock.members > 2 ? builtInCmaWhyNot : builtInPairSplitWhyNot) != null && table.intraBuiltInAt(c, segment);
             return peerReadsWhyNot == null && !gated ? a : IntraNodeAlgorithm.PIPELINED;
         }
         if (a == IntraNodeAlgorithm.CMA || a == IntraNodeAlgorithm.CMA_SPLIT) {

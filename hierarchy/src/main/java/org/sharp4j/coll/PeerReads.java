@@ -102,6 +102,21 @@ final class PeerReads {
     static final double READ_COST_MAX = 3.0;
 
     /**
+     * The largest {@link #readCost} at which the built-in table's cma_split Allreduce of two members
+     * runs; above it, the pipelined one. Each of two members reads and writes half the message in the
+     * other's process, a page pinned per 4 KiB each way (on the VM below about 0.2 us a page on top of
+     * the copy, a C loop of {@code process_vm_readv} against {@code memcpy}, 256 KiB-1 MiB), where the
+     * pipelined one copies through shared memory and makes no system call. OSU port, 2 ranks, the same
+     * AMD EPYC VM with PTI on two days: at a cost of 3.6-3.9 the pipelined one's time over the split
+     * one's was 1.12-1.70 at every size from 64 KiB but 256 KiB (0.30) in one run and 0.38-1.32 in the
+     * other, the split one 0.44-0.87x Open MPI Java's time at every size, so the split one stays there;
+     * at 4.4-5.0 (2026-12-02, evening, 10 ranks of 5 runs) the pipelined one was 0.32-0.74x Open MPI
+     * Java's time where the split one was 0.54-1.10x, at every size from 64 KiB to 16 MiB (3 runs of
+     * each, alternating). The bound lies between the two.
+     */
+    static final double READ_COST_MAX_PAIR = 4.0;
+
+    /**
      * What reading another process's memory costs here: the time of a {@link #READ_COST_BYTES}
      * {@code process_vm_readv} of this process's own memory over that of a native fold (INT SUM, two
      * inputs, one output) of the same bytes, the least of nine timed pairs after two untimed ones
@@ -175,6 +190,20 @@ final class PeerReads {
      * protocols need (the direct Reduce's member copies its input, the cma one's leaves it to be read).
      */
     static String costGate(int[] sockRanks, String[] offers) {
+        return costGate(sockRanks, offers, READ_COST_MAX, "the built-in cma and cma_split Reduces run as direct"
+                + " and its cma_split Allreduces of more than two ranks as pipelined");
+    }
+
+    /**
+     * Whether the built-in table's cma_split Allreduce of two members runs on this socket: as
+     * {@link #costGate(int[], String[])} with the bound {@link #READ_COST_MAX_PAIR}.
+     */
+    static String pairSplitGate(int[] sockRanks, String[] offers) {
+        return costGate(sockRanks, offers, READ_COST_MAX_PAIR, "the built-in cma_split Allreduce of two ranks runs as pipelined");
+    }
+
+    /** null if no member of the socket offered a cost above {@code bound}, else why not: the first one, and {@code consequence}. */
+    private static String costGate(int[] sockRanks, String[] offers, double bound, String consequence) {
         for (int r : sockRanks) {
             String o = offers[r];
             int last = o.lastIndexOf(':');
@@ -186,11 +215,10 @@ final class PeerReads {
                 continue;
             }
             double cost = Double.parseDouble(c);
-            if (cost > READ_COST_MAX) {
+            if (cost > bound) {
                 return String.format(java.util.Locale.ROOT, "a %d KiB process_vm_readv took %.2fx a native fold of it on rank %d"
-                        + " (above %.1f: system calls are costly here), so the built-in cma and cma_split Reduces run as direct"
-                        + " and its cma_split Allreduces of more than two ranks as pipelined",
-                        READ_COST_BYTES / 1024, cost, r, READ_COST_MAX);
+                        + " (above %.1f: system calls are costly here), so %s",
+                        READ_COST_BYTES / 1024, cost, r, bound, consequence);
             }
         }
         return null;

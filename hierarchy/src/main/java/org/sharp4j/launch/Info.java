@@ -103,6 +103,8 @@ public final class Info {
             String gate = e.builtInCmaWhyNot();
             sb.append("    built-in cma and cma_split Reduces, cma_split Allreduces of 3+ ranks: ").append(gate == null ? "yes (reading another process is cheap here)"
                     : "no: " + gate).append('\n');
+            String pair = e.builtInPairSplitWhyNot();
+            sb.append("    built-in cma_split Allreduce of 2 ranks: ").append(pair == null ? "yes" : "no: " + pair).append('\n');
         }
         return sb.toString();
     }

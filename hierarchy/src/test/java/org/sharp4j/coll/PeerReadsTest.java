@@ -184,6 +184,13 @@ class PeerReadsTest {
         // rank 3 is on another socket: its cost does not gate this one
         assertNull(PeerReads.costGate(sock, new String[] {"11:22:1.00", "33:44:1.00", "55:66:1.00", "77:88:9.00"}));
         assertNotNull(PeerReads.costGate(new int[] {2, 3}, new String[] {"11:22:1.00", "33:44:1.00", "55:66:1.00", "77:88:9.00"}));
+        // two members' split Allreduce: a bound of its own, between the two
+        int[] pair = {0, 1};
+        assertNull(PeerReads.pairSplitGate(pair, new String[] {"11:22:3.50", "33:44:4.00"}));
+        assertNotNull(PeerReads.costGate(pair, new String[] {"11:22:3.50", "33:44:4.00"}));
+        String pairWhy = PeerReads.pairSplitGate(pair, new String[] {"11:22:3.50", "33:44:4.01"});
+        assertTrue(pairWhy != null && pairWhy.contains("4.01x") && pairWhy.contains("rank 1") && pairWhy.contains("two ranks"), pairWhy);
+        assertNull(PeerReads.pairSplitGate(pair, new String[] {"11:22:-", "33:44:-"}));
     }
 
     /**
@@ -219,19 +226,27 @@ class PeerReadsTest {
 
     /**
      * The built-in table's split Allreduce (1 MiB: 2 ranks from 64 KiB, 3-4 from 256 KiB): of four
-     * members it runs as the pipelined one on every member where reading another process is costly,
-     * and stays split where it is cheap; of two it stays split either way. Each case checks every
+     * members it runs as the pipelined one on every member where reading another process is costly
+     * (above 3x a fold), and stays split where it is cheap; of two it stays split up to the pair's
+     * higher bound (4x) and runs pipelined above it. Each case checks every
      * member's sums of three Allreduces: members that disagreed on the algorithm would wait for
      * flags nobody publishes (the timeout) or fold slots nobody wrote.
      */
     @Test
-    void aCostlyReadRunsTheBuiltInSplitAllreduceOfMoreThanTwoAsPipelined() {
+    void aCostlyReadRunsTheBuiltInSplitAllreduceAsPipelinedTwoMembersAtAHigherBound() {
         assumeLoaded();
         Config base = Config.defaults().withTimeoutNanos(60_000_000_000L);
         withReadCost("9", () -> {
             allreduceCase(base, 4, IntraNodeAlgorithm.PIPELINED);
-            allreduceCase(base, 2, IntraNodeAlgorithm.CMA_SPLIT);
+            allreduceCase(base, 2, IntraNodeAlgorithm.PIPELINED);
             allreduceCase(base.withCmaOn(), 4, IntraNodeAlgorithm.CMA_SPLIT);
+            allreduceCase(base.withCmaOn(), 2, IntraNodeAlgorithm.CMA_SPLIT);
+            // a table's cma_split (not the built-in one) is followed
+            allreduceCase(base.withTuneOverride("allreduce:64k-inf:nodes=1:ppn=2:cma_split"), 2, IntraNodeAlgorithm.CMA_SPLIT);
+        });
+        withReadCost("3.5", () -> {
+            allreduceCase(base, 4, IntraNodeAlgorithm.PIPELINED);
+            allreduceCase(base, 2, IntraNodeAlgorithm.CMA_SPLIT);
         });
         withReadCost("1.2", () -> allreduceCase(base, 4, IntraNodeAlgorithm.CMA_SPLIT));
     }

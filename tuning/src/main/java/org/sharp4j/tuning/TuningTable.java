@@ -89,6 +89,8 @@ public final class TuningTable {
             "# blocks alternating), Intel VM: 2 ranks 1.63-2.62x as fast at 32 KiB-4 MiB and 1.16-1.54x at 8-16 MiB (3 runs);",
             "# 3 and 4 ranks on the 2 cores 1.04-1.57x from 128 KiB (3 ranks) and 256 KiB (4), 0.55-1.08x below (2 runs each)",
             "allreduce:65536-inf:nodes=1:ppn=2:cma_split",
+            "# (where such a read costs more than 4x a fold, PeerReads.pairSplitGate, pipelined: a page pinned per 4 KiB each way;",
+            "# AMD EPYC VM with PTI at 4.4-5.0, the pipelined one 0.32-0.74x Open MPI Java at 64 KiB-16 MiB, the split one 0.54-1.10x)",
             "# (where a read of another process costs more than 3x a fold of it, PeerReads.costGate, those of 3-4 ranks run",
             "# pipelined: AMD EPYC VM with PTI, 4 ranks, the pipelined one 1.11-1.56x as fast at 256 KiB-16 MiB, 2 runs)",
             "allreduce:262144-inf:nodes=1:ppn=3-4:cma_split",
