@@ -218,15 +218,29 @@ final class WarmUp {
      * cost about 10 us each, a few hundred per warm-up. Plain fields: one warm-up at a time runs per JVM (MpiRouter),
      * and a race between two would only look a handle up twice or use one a few more times.
      */
-    private static MethodHandle commAllReduce = handle("allReduce", Object.class, Object.class, int.class, Datatype.class, mpi.Op.class);
-    private static MethodHandle commAllReduceInPlace = handle("allReduce", Object.class, int.class, Datatype.class, mpi.Op.class);
-    private static MethodHandle commReduce = handle("reduce", Object.class, Object.class, int.class, Datatype.class, mpi.Op.class,
-            int.class);
-    private static MethodHandle commReduceInPlace = handle("reduce", Object.class, int.class, Datatype.class, mpi.Op.class, int.class);
+    private static MethodHandle commAllReduce;
+    private static MethodHandle commAllReduceInPlace;
+    private static MethodHandle commReduce;
+    private static MethodHandle commReduceInPlace;
+
+    static {
+        freshAllReduceHandles();
+        freshReduceHandles();
+    }
     /** Calls per handle before a fresh one: under MethodHandle's customization threshold (127 invocations). */
     static final int HANDLE_USES = 100;
     private static int allReduceUses;
     private static int reduceUses;
+
+    private static void freshAllReduceHandles() {
+        commAllReduce = handle("allReduce", Object.class, Object.class, int.class, Datatype.class, mpi.Op.class);
+        commAllReduceInPlace = handle("allReduce", Object.class, int.class, Datatype.class, mpi.Op.class);
+    }
+
+    private static void freshReduceHandles() {
+        commReduce = handle("reduce", Object.class, Object.class, int.class, Datatype.class, mpi.Op.class, int.class);
+        commReduceInPlace = handle("reduce", Object.class, int.class, Datatype.class, mpi.Op.class, int.class);
+    }
 
     private static MethodHandle handle(String name, Class<?>... params) {
         try {
@@ -241,8 +255,7 @@ final class WarmUp {
         if (viaComm) {
             if (++allReduceUses >= HANDLE_USES) {
                 allReduceUses = 0;
-                commAllReduce = handle("allReduce", Object.class, Object.class, int.class, Datatype.class, mpi.Op.class);
-                commAllReduceInPlace = handle("allReduce", Object.class, int.class, Datatype.class, mpi.Op.class);
+                freshAllReduceHandles();
             }
             try {
                 if (send == null) {
@@ -267,8 +280,7 @@ final class WarmUp {
         if (viaComm) {
             if (++reduceUses >= HANDLE_USES) {
                 reduceUses = 0;
-                commReduce = handle("reduce", Object.class, Object.class, int.class, Datatype.class, mpi.Op.class, int.class);
-                commReduceInPlace = handle("reduce", Object.class, int.class, Datatype.class, mpi.Op.class, int.class);
+                freshReduceHandles();
             }
             try {
                 if (send == null) {
