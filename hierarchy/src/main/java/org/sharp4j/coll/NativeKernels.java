@@ -35,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * jar into {@code java.io.tmpdir}, loaded, and the file deleted at once (the mapping stays), so
  * nothing is left in {@code /tmp} if the process is killed later; a copy left by a process killed
  * in those milliseconds carries its pid in its name and the next load deletes it ({@link
- * #removeStale}). On JDK 24+, whose JNI loads warn unless native access is enabled, it is loaded
+ * PidFiles}). On JDK 24+, whose JNI loads warn unless native access is enabled, it is loaded
  * only where it is (the launcher and {@code .ci/mpi-env.sh} pass {@code
  * --enable-native-access=ALL-UNNAMED}), so that no program gets a warning it did not ask for. The
  * library checks that its type and op order is the enums' order.
@@ -127,8 +127,7 @@ final class NativeKernels {
             if (in == null) {
                 return no("the jar has no " + RESOURCE + " (built without gcc)");
             }
-            removeStale(Path.of(System.getProperty("java.io.tmpdir")));
-            tmp = Files.createTempFile(PREFIX + ProcessHandle.current().pid() + "-", ".so");
+            tmp = PidFiles.create(Path.of(System.getProperty("java.io.tmpdir")), PREFIX, ".so");
             Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
             System.load(tmp.toAbsolutePath().toString());
             String want = names(DataType.values()) + ";" + names(Op.values());
@@ -153,30 +152,6 @@ final class NativeKernels {
 
     /** The copies' names: {@code sharp4j-kernels-PID-RANDOM.so}, so that a later load can tell a dead process's copy. */
     static final String PREFIX = "sharp4j-kernels-";
-
-    /**
-     * Deletes the copies that processes left in {@code dir} when they were killed between copying and
-     * deleting (milliseconds at load): those whose pid no longer runs. Best effort; never fails the load.
-     */
-    static void removeStale(Path dir) {
-        try (java.nio.file.DirectoryStream<Path> d = Files.newDirectoryStream(dir, PREFIX + "*.so")) {
-            for (Path p : d) {
-                String rest = p.getFileName().toString().substring(PREFIX.length());
-                int dash = rest.indexOf('-');
-                long pid;
-                try {
-                    pid = Long.parseLong(dash < 0 ? "" : rest.substring(0, dash));
-                } catch (NumberFormatException e) {
-                    continue; // not one of ours
-                }
-                if (!ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
-                    Files.deleteIfExists(p);
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            LOG.debug("could not look for stale kernel copies in {}", dir, e);
-        }
-    }
 
     private static boolean no(String why) {
         whyNot = why;

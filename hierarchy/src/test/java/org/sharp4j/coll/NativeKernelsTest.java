@@ -75,10 +75,10 @@ class NativeKernelsTest {
         Path live = Files.createFile(dir.resolve(NativeKernels.PREFIX + ProcessHandle.current().pid() + "-456.so"));
         Path other = Files.createFile(dir.resolve(NativeKernels.PREFIX + "x-789.so"));
         Path unrelated = Files.createFile(dir.resolve("sharp4j-other-" + dead + ".so"));
-        NativeKernels.removeStale(dir);
+        PidFiles.removeStale(dir, NativeKernels.PREFIX, ".so");
         assertTrue(Files.notExists(stale), "a dead process's copy stayed");
         assertTrue(Files.exists(live) && Files.exists(other) && Files.exists(unrelated), "removed a file that is not a dead process's copy");
-        NativeKernels.removeStale(dir.resolve("missing")); // no directory: no exception
+        PidFiles.removeStale(dir.resolve("missing"), NativeKernels.PREFIX, ".so"); // no directory: no exception
     }
 
     /** A pid no process has: one started and waited for. */

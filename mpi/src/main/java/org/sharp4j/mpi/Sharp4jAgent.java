@@ -21,6 +21,7 @@ import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.dynamic.DynamicType;
 import net.bytebuddy.matcher.ElementMatcher;
 import net.bytebuddy.utility.JavaModule;
+import org.sharp4j.coll.JitDirective;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,6 +44,9 @@ public final class Sharp4jAgent {
 
     private static final Object LOCK = new Object();
     private static final String BYTE_BUDDY_SAFE = "net.bytebuddy.safe";
+
+    /** {@code -Dsharp4j.mpi.jitDirective=false}: the agent leaves the JIT as it is ({@link JitDirective}). */
+    public static final String JIT_DIRECTIVE_PROPERTY = "sharp4j.mpi.jitDirective";
 
     private Sharp4jAgent() {
     }
@@ -79,6 +83,14 @@ public final class Sharp4jAgent {
             }
             Logger log = LoggerFactory.getLogger(Sharp4jAgent.class);
             boolean loud = worldRank() == 0;
+            // First, before Byte Buddy and the engine generate classes: the JDK's class generator stays out of C2, whose
+            // repeated compiles of it otherwise land in the program's first timed calls (see JitDirective).
+            if (!System.getProperty(JIT_DIRECTIVE_PROPERTY, "true").trim().equalsIgnoreCase("false")) {
+                String why = JitDirective.keepClassSpinnerOutOfC2();
+                if (why != null) {
+                    log.debug("sharp4j-mpi: the JDK's class generator is left to C2 (no compiler directive: {})", why);
+                }
+            }
             try {
                 install(inst, log);
                 AgentStatus.installed = true;
