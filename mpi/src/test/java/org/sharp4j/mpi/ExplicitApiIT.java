@@ -89,4 +89,26 @@ class ExplicitApiIT {
         all = init("-Dsharp4j.bootstrap=mpi").toString();
         assertTrue(all.contains("bootstrap mpi chosen (sharp4j.bootstrap=mpi)"), all);
     }
+
+    /**
+     * mpiapps.BackToBack (the README's same-process comparison of back-to-back calls): both libraries' results
+     * are checked in every block (a wrong sum from either throws, and mpirun exits non-zero), every block gets a
+     * row with its times and ratio, and a bad size is refused by name before MPI starts.
+     */
+    @Test
+    void backToBackComparesBothLibrariesBlockByBlock() throws Exception {
+        for (String coll : List.of("reduce", "allreduce")) {
+            Procs.Result r = Mpirun.run(2, Procs.java(), List.of(), List.of(logConfig), cp, "mpiapps.BackToBack", List.of(),
+                    coll, "64", "200", "3");
+            assertEquals(0, r.exit(), r::toString);
+            assertTrue(r.out().contains("# " + coll + " of 64 B, 2 ranks, blocks of 200 calls back to back"), r::toString);
+            long rows = r.out().lines().filter(l -> l.matches("\\s+[0-2] +[0-9.]+ +[0-9.]+ +[0-9.]+")).count();
+            assertEquals(3, rows, r::toString);
+            assertTrue(r.out().lines().anyMatch(l -> l.matches("median +[0-9.]+ +[0-9.]+ +[0-9.]+")), r::toString);
+        }
+        Procs.Result bad = Mpirun.run(2, Procs.java(), List.of(), List.of(logConfig), cp, "mpiapps.BackToBack", List.of(),
+                "reduce", "6");
+        assertTrue(bad.exit() != 0, bad::toString);
+        assertTrue(bad.err().contains("bytes must be a positive multiple of 4"), bad::toString);
+    }
 }
