@@ -1280,7 +1280,12 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     // reading member 0's P_DONE instead (one word that can clear several calls at once), with
                     // and without the root loading the leaf's next line at the end of its call: no gain alone,
                     // and with both P50 0.10-0.12 us against 0.10-0.11, P90 0.12-0.21 against 0.10-0.13 (fast
-                    // phase, 4-32 B). The leaf waits for the root either way.
+                    // phase, 4-32 B). The leaf waits for the root either way. Tried again (2026-12-03) where a
+                    // leaf does run ahead, OSU's Java OSUReduce (calls back to back) through the agent, 2 ranks,
+                    // 10 pairs against this build: both together (the root loading the leaf's next two lines
+                    // as its call starts) changed neither of the VM's phases (16-256 B 0.10-0.20 us or
+                    // 0.29-0.40, against 0.09-0.20 or 0.20-0.42); nor did a build without the compare-and-set
+                    // at a call's entry (0.10-0.18 or 0.31-0.35).
                     int set = ShmLevel.set(need);
                     long target = ShmLevel.enc(need, ShmLevel.ARRIVED);
                     for (int m = 0; m < sock.members; m++) {
