@@ -33,14 +33,11 @@ public final class BackToBack {
     }
 
     public static void main(String[] args) throws MPIException {
-        String coll = args.length > 0 ? args[0] : "reduce";
-        int bytes = args.length > 1 ? Integer.parseInt(args[1]) : 64;
-        int calls = args.length > 2 ? Integer.parseInt(args[2]) : 50_000;
-        int blocks = args.length > 3 ? Integer.parseInt(args[3]) : 60;
-        boolean reduce = coll.equals("reduce");
-        if (!reduce && !coll.equals("allreduce")) {
-            throw new IllegalArgumentException("collective must be reduce or allreduce, got " + coll);
-        }
+        String coll = Args.at(args, 0, "reduce");
+        int bytes = Args.intAt(args, 1, 64);
+        int calls = Args.intAt(args, 2, 50_000);
+        int blocks = Args.intAt(args, 3, 60);
+        boolean reduce = Args.isReduce(coll);
         if (bytes < 4 || bytes % 4 != 0 || calls < 1 || blocks < 1) {
             throw new IllegalArgumentException("bytes must be a positive multiple of 4 and calls and blocks positive, got "
                     + bytes + " " + calls + " " + blocks);

@@ -41,23 +41,20 @@ public final class OsuDirect {
     }
 
     public static void main(String[] args) throws MPIException {
-        String coll = args.length > 0 ? args[0] : "allreduce";
-        String typeName = args.length > 1 ? args[1] : "float";
-        String form = args.length > 2 ? args[2] : "bytebuffer";
+        String coll = Args.at(args, 0, "allreduce");
+        String typeName = Args.at(args, 1, "float");
+        String form = Args.at(args, 2, "bytebuffer");
         boolean typed = form.equals("typed");
         boolean arrays = form.equals("array");
         if (!typed && !arrays && !form.equals("bytebuffer")) {
             throw new IllegalArgumentException("form must be bytebuffer, typed or array, got " + form);
         }
-        int min = args.length > 3 ? Integer.parseInt(args[3]) : 4;
-        int max = args.length > 4 ? Integer.parseInt(args[4]) : 4096;
-        int iters = args.length > 5 ? Integer.parseInt(args[5]) : 1000;
-        int skip = args.length > 6 ? Integer.parseInt(args[6]) : 100;
-        int first = args.length > 7 ? Integer.parseInt(args[7]) : 1000;
-        boolean reduce = coll.equals("reduce");
-        if (!reduce && !coll.equals("allreduce")) {
-            throw new IllegalArgumentException("collective must be allreduce or reduce, got " + coll);
-        }
+        int min = Args.intAt(args, 3, 4);
+        int max = Args.intAt(args, 4, 4096);
+        int iters = Args.intAt(args, 5, 1000);
+        int skip = Args.intAt(args, 6, 100);
+        int first = Args.intAt(args, 7, 1000);
+        boolean reduce = Args.isReduce(coll);
 
         MPI.Init(args);
         Intracomm w = MPI.COMM_WORLD;
