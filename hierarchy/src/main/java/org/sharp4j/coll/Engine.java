@@ -1285,7 +1285,9 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     // 10 pairs against this build: both together (the root loading the leaf's next two lines
                     // as its call starts) changed neither of the VM's phases (16-256 B 0.10-0.20 us or
                     // 0.29-0.40, against 0.09-0.20 or 0.20-0.42); nor did a build without the compare-and-set
-                    // at a call's entry (0.10-0.18 or 0.31-0.35).
+                    // at a call's entry (0.09-0.23 or 0.31-0.35), nor a leaf reading the next call's gate right
+                    // after it published, so that the read overlaps its store (two runs of 10: per size 0.68-1.14x
+                    // this build, noise).
                     int set = ShmLevel.set(need);
                     long target = ShmLevel.enc(need, ShmLevel.ARRIVED);
                     for (int m = 0; m < sock.members; m++) {
