@@ -1287,7 +1287,10 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     // 0.29-0.40, against 0.09-0.20 or 0.20-0.42); nor did a build without the compare-and-set
                     // at a call's entry (0.09-0.23 or 0.31-0.35), nor a leaf reading the next call's gate right
                     // after it published, so that the read overlaps its store (two runs of 10: per size 0.68-1.14x
-                    // this build, noise).
+                    // this build, noise). What did help there: more sets, so that a leaf runs further ahead
+                    // (ShmLevel.SETS 8 in an experiment build, mpiapps.BackToBack reduce 64, 7 runs: 0.76-0.77x
+                    // Open MPI in the slow phase against 0.97-0.99x, 0.55x in the fast against 0.68x). Not taken
+                    // yet: SETS also sizes the slots and the long paths' depths, which need their tables again.
                     int set = ShmLevel.set(need);
                     long target = ShmLevel.enc(need, ShmLevel.ARRIVED);
                     for (int m = 0; m < sock.members; m++) {
