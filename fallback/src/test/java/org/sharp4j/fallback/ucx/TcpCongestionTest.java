@@ -207,8 +207,13 @@ class TcpCongestionTest {
                 if (policy.equals("keep")) {
                     assertEquals("keep (no socket changed)", t.congestion());
                 } else {
-                    assertTrue(t.congestion().startsWith(policy + ": ") && t.congestion().contains(" sockets to " + policy),
-                            t.congestion());
+                    // Both transports live in this JVM, and a transport sets every TCP socket of the process that is
+                    // newer than its snapshot: whichever applies first can switch the other's sockets too, which then
+                    // reports none changed (CI, 2026-12-03: rank 1 "reno (no socket changed)"). The sockets
+                    // themselves are checked above; each report is one of the two forms.
+                    String c = t.congestion();
+                    assertTrue(c.startsWith(policy + ": ") && c.contains(" sockets to " + policy)
+                            || c.equals(policy + " (no socket changed)"), c);
                 }
                 barrier.await();
             }));
