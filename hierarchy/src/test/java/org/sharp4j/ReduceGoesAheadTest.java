@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.sharp4j.CollectiveCorrectnessTest.Api;
+import org.sharp4j.coll.ShmLevel;
 import org.sharp4j.tuning.Collective;
 import org.sharp4j.tuning.IntraNodeAlgorithm;
 
@@ -96,16 +97,18 @@ class ReduceGoesAheadTest {
     }
 
     /**
-     * The root comes only after the other members (but member 0) finished SETS - 1 Reduces: they
-     * must not wait for it (this would hang: the root waits for them to count down first). Then
-     * the root's results are bit-exact: what the members ran ahead with was not overwritten.
+     * The root comes only after the other members (but member 0) finished as many Reduces as they
+     * may run ahead: SETS - 1 on the exchange up to EXCHANGE_BYTES (inline at 8 B, the exchange
+     * area at 160 B), SLOT_SETS - 1 on the tree (400 B with 4 ranks). They must not wait for it
+     * (this would hang: the root waits for them to count down first). Then the root's results are
+     * bit-exact: what the members ran ahead with was not overwritten.
      */
     @ParameterizedTest(name = "{0} bytes")
     @ValueSource(ints = {8, 160, 400})
     void membersRunAheadOfALateRootAndTheirDataSurvives(int bytes) {
         int ranks = 4;
         int root = 1;
-        int ahead = 3; // ShmLevel.SETS - 1
+        int ahead = bytes <= ShmLevel.EXCHANGE_BYTES ? ShmLevel.SETS - 1 : ShmLevel.SLOT_SETS - 1; // 400 B: the tree (4 ranks)
         CountDownLatch leavesDone = new CountDownLatch(ranks - 2);
         ThreadRanks.run(ranks, CFG, comm -> {
             int r = comm.rank();
@@ -122,6 +125,41 @@ class ReduceGoesAheadTest {
             for (int i = 0; i < 2 * ahead; i++) { // and again, now with the root in the loop, then in step
                 CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.DOUBLE, Op.SUM, bytes / 8, root, 950 + i,
                         Api.BUFFERS);
+            }
+            comm.barrier();
+        });
+    }
+
+    /**
+     * Sizes mixed in one run ahead: the exchange area's calls (160 B, eight sets) around a tree
+     * call whose data is in a slot (400 B, four sets). The leaves may make all seven before the
+     * root comes (the slot call is their second: its gate asks for nothing yet), and the root's
+     * results of every size are bit-exact; then the same again with the root in step.
+     */
+    @Test
+    void membersRunAheadThroughMixedSizesAndTheirDataSurvives() {
+        int ranks = 4;
+        int root = 1;
+        int[] bytes = {160, 400, 160, 160, 160, 160, 160};
+        assertEquals(ShmLevel.SETS - 1, bytes.length);
+        CountDownLatch leavesDone = new CountDownLatch(ranks - 2);
+        ThreadRanks.run(ranks, CFG, comm -> {
+            int r = comm.rank();
+            if (r == root) {
+                assertTrue(leavesDone.await(60, TimeUnit.SECONDS), "members other than 0 and the root waited for the root");
+            }
+            for (int i = 0; i < bytes.length; i++) {
+                CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.LONG, Op.SUM, bytes[i] / 8, root, 700 + i,
+                        Api.BUFFERS);
+            }
+            if (r != root && r != 0) {
+                leavesDone.countDown();
+            }
+            for (int k = 0; k < 2; k++) {
+                for (int i = 0; i < bytes.length; i++) {
+                    CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.DOUBLE, Op.SUM, bytes[i] / 8, root,
+                            750 + 10 * k + i, Api.ARRAYS);
+                }
             }
             comm.barrier();
         });
@@ -170,7 +208,7 @@ class ReduceGoesAheadTest {
             // ahead gets the earlier mismatch from one of them, which still completes.
             int thrown = 0;
             int r2 = root < 0 ? 0 : root;
-            for (int i = 0; i < 4; i++) {
+            for (int i = 0; i < ShmLevel.SETS; i++) {
                 long[] x = {r + 1};
                 long[] s = new long[1];
                 try {
@@ -220,7 +258,7 @@ class ReduceGoesAheadTest {
             }
             long[] x = {1};
             long[] s = new long[1];
-            for (int i = 0; i < 8; i++) {
+            for (int i = 0; i < ShmLevel.SETS; i++) { // the leaves' SETS-th waits for the root
                 comm.reduce(x, 0, s, 0, 1, Op.SUM, 1);
             }
         }, 60_000);

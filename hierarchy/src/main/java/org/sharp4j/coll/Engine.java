@@ -265,7 +265,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     /**
      * The slot (and chunk) of {@code sharp4j.slot.bytes=auto}: on one socket of one node (where the
      * pipelined and the direct algorithms run, and there is no phase 3) the largest power of two up
-     * to {@value #AUTO_SLOT_MAX_BYTES} whose socket segment, {@code SETS (members + 1) slot} plus
+     * to {@value #AUTO_SLOT_MAX_BYTES} whose socket segment, {@code SLOT_SETS (members + 1) slot} plus the exchange areas and
      * the shared buffers, stays within {@value #AUTO_SLOT_SEGMENT_BUDGET} bytes and a quarter of
      * the segments' file system (a container's 64 MiB {@code /dev/shm} still fits; the smallest size
      * any rank read, exchanged in the engine's first allgather), and no larger than the shared
@@ -726,7 +726,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * none, during the program's first 100-200 such calls (4 ranks on 2 CPUs: calls of 30-80 ms
      * against a median of 7-10). On one node a call of several chunks runs {@value #HEAT_CHUNKS}
      * chunks of at most {@value #HEAT_CHUNK_BYTES} bytes and a line, its segment the one of its
-     * size at the real chunk: the pipelined algorithm's steps from chunk {@code SETS} on (a set
+     * size at the real chunk: the pipelined algorithm's steps from chunk {@code SLOT_SETS} on (a set
      * reused within the call) are taken only from the fifth chunk, and heated with three chunks
      * they were compiled as a trap that a program's first call of five chunks took (LogCompilation:
      * unstable_if in {@code PipelinedAlgorithm.run}); five chunks of the slot (512 KiB) would cost
@@ -847,8 +847,8 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     /** The longest call the heating makes across nodes to reach an inter-node segment of the table ({@link #longPathBytes}). */
     static final long HEAT_INTER_MAX_BYTES = 2L << 20;
 
-    /** Chunks of a several-chunk heating call on one node ({@link #longPathBytes}): one more than the sets. */
-    static final int HEAT_CHUNKS = ShmLevel.SETS + 1;
+    /** Chunks of a several-chunk heating call on one node ({@link #longPathBytes}): one more than the slot sets. */
+    static final int HEAT_CHUNKS = ShmLevel.SLOT_SETS + 1;
     /** The chunk of a several-chunk heating call on one node, at most ({@link #longPathBytes}). */
     static final int HEAT_CHUNK_BYTES = 64 * 1024;
 
@@ -1265,10 +1265,13 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                 a = algorithmAt(kind, i, heatChunk > 0 ? Long.MAX_VALUE : bytes);
             }
             if (flat) {
-                // Reuse (ExchangeAlgorithm, "Who returns when"): the exchange and the tree write set n
-                // once every member arrived at n - SETS + 1; the tiled algorithm keeps the older,
-                // stronger precondition (every member arrived at n - 1).
-                long need = seq + 1 - (a == IntraNodeAlgorithm.TILED ? 1 : ShmLevel.SETS - 1);
+                // Reuse (ExchangeAlgorithm, "Who returns when"; ShmLevel, "Reuse"): the exchange up to
+                // EXCHANGE_BYTES writes only control blocks and exchange areas of set n, once every member
+                // arrived at n - SETS + 1; the exchange above it and the tree write slots too, once every
+                // member arrived at n - SLOT_SETS + 1; the tiled algorithm keeps the older, stronger
+                // precondition (every member arrived at n - 1).
+                long need = seq + 1 - (a == IntraNodeAlgorithm.TILED ? 1
+                        : a == IntraNodeAlgorithm.EXCHANGE && bytes <= ShmLevel.EXCHANGE_BYTES ? ShmLevel.SETS - 1 : ShmLevel.SLOT_SETS - 1);
                 if (need > knownAll) {
                     // The reuse gate: every member arrived at call need (its state in that set is at least
                     // need's ARRIVED; states only grow, so a later call there counts too). Written out here, not
@@ -1288,9 +1291,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     // at a call's entry (0.09-0.23 or 0.31-0.35), nor a leaf reading the next call's gate right
                     // after it published, so that the read overlaps its store (two runs of 10: per size 0.68-1.14x
                     // this build, noise). What did help there: more sets, so that a leaf runs further ahead
-                    // (ShmLevel.SETS 8 in an experiment build, mpiapps.BackToBack reduce 64, 7 runs: 0.76-0.77x
-                    // Open MPI in the slow phase against 0.97-0.99x, 0.55x in the fast against 0.68x). Not taken
-                    // yet: SETS also sizes the slots and the long paths' depths, which need their tables again.
+                    // (ShmLevel.SETS, 8 since 2026-12-03 for the exchange up to EXCHANGE_BYTES; see there).
                     int set = ShmLevel.set(need);
                     long target = ShmLevel.enc(need, ShmLevel.ARRIVED);
                     for (int m = 0; m < sock.members; m++) {
@@ -1601,13 +1602,13 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
 
     /**
      * Chunks by which the release of a long call's chunk trails its post (the flat tiled path): the
-     * chunks in flight minus one, at most {@link ShmLevel#SETS} - 1 (the result sets). The same on
+     * chunks in flight minus one, at most {@link ShmLevel#SLOT_SETS} - 1 (the result sets). The same on
      * every rank of the job (members follow the leader's releases by it), so it does not depend on
      * the step, which only node leaders have: a step that keeps fewer parts in flight has its
      * oldest part awaited earlier ({@link #interCap}), and its release still comes at the lag.
      */
     int interLag() {
-        return Math.max(0, Math.min(interUnit, ShmLevel.SETS) - 1);
+        return Math.max(0, Math.min(interUnit, ShmLevel.SLOT_SETS) - 1);
     }
 
     /** Parts the node leader's step keeps in flight at most (0: each part runs at its post). */

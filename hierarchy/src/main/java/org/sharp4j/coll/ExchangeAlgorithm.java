@@ -60,13 +60,16 @@ import org.sharp4j.tuning.Collective;
  * leaves s. A rank's calls are sequential and every algorithm publishes at least ARRIVED on the
  * socket control block for every sequence number, so a reader of s is done once it arrived at
  * s + 1. Hence the rule: <b>a member writes anything of set n only once every member arrived at
- * n - SETS + 1</b> (member j's state in that set is at least {@code enc(n - SETS + 1, ARRIVED)};
+ * n - SETS + 1</b>, or n - SLOT_SETS + 1 for a call that writes a slot or the result area (the
+ * tree; the exchange above {@link ShmLevel#EXCHANGE_BYTES}), whose sets rotate over fewer
+ * (member j's state in that set is at least {@code enc(n - SETS + 1, ARRIVED)};
  * states only grow, so a later call there counts too). The release/acquire pair: a reader's reads
  * of call n - SETS precede, in program order, its release store of ARRIVED for n - SETS + 1; the
  * writer acquires that flag before its first store of call n. {@link Engine#run} enforces it
  * before it dispatches: a rank that observed every member's arrival at its previous call (every
  * algorithm does, except a leaf that went ahead) has it already; a leaf that went ahead waits
- * there, so leaves run at most SETS - 1 calls ahead of the slowest member. Before a tiled call
+ * there, so leaves run at most SETS - 1 calls ahead of the slowest member (SLOT_SETS - 1 above
+ * EXCHANGE_BYTES and on the tree). Before a tiled call
  * the engine asks for arrivals at n - 1, the older and stronger rule that algorithm was written
  * against. Interleavings: an Allreduce or Barrier after leaf Reduces reads only data of its own
  * call, written after the writers' guards; a root that was a leaf of the previous calls reads the
@@ -167,7 +170,7 @@ final class ExchangeAlgorithm {
             // A Reduce's leaf: publish and go (class comment, "Who returns when"). The engine made
             // sure this set is free; member 0 and the root compare the signatures.
             if (bytes > 0) {
-                e.src.copyIn(sock, sock.dataOff(set, sock.me, bytes), t, 0, count);
+                e.src.copyIn(sock, sock.exchangeOff(set, sock.me, bytes), t, 0, count);
             }
             sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
             e.wentAhead(s);
@@ -181,7 +184,7 @@ final class ExchangeAlgorithm {
         if (bytes > 0) {
             // Always a copy, also from the shared buffer: nothing tells a member when the others have
             // read its input (no release follows the fold), and an in-place result would overwrite it.
-            int at = sock.dataOff(set, sock.me, bytes);
+            int at = sock.exchangeOff(set, sock.me, bytes);
             e.src.copyIn(sock, at, t, 0, count);
             ShmLevel.copy(own.buf, 0, sock.buf, at, bytes); // not yet published: no transfer
         }
@@ -201,7 +204,7 @@ final class ExchangeAlgorithm {
                 // Phase 2: the socket leaders exchange their sockets' results in the node segment.
                 final ShmLevel node = e.node;
                 if (bytes > 0) {
-                    ShmLevel.copy(node.buf, node.dataOff(set, node.me, bytes), acc, 0, bytes);
+                    ShmLevel.copy(node.buf, node.exchangeOff(set, node.me, bytes), acc, 0, bytes);
                 }
                 node.publish(set, ShmLevel.ARRIVED, s, desc, st);
                 fold(node, set, s, desc, count, t, op, bytes, radix);
@@ -250,7 +253,7 @@ final class ExchangeAlgorithm {
     private void runPair(Collective kind, DataType t, Op op, int root, int count, long desc, int radix, long s, int set, int bytes) {
         final ShmLevel sock = e.sock;
         final CallStatus st = e.st;
-        e.src.copyIn(sock, sock.dataOff(set, sock.me, bytes), t, 0, count);
+        e.src.copyIn(sock, sock.exchangeOff(set, sock.me, bytes), t, 0, count);
         sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
         fold(sock, set, s, desc, count, t, op, 0, radix); // the verdict only: no data into the accumulator
         if (!st.ok()) {
@@ -263,7 +266,7 @@ final class ExchangeAlgorithm {
         final int xOff = e.src.byteOffset(t, 0);
         final ByteBuffer out = e.dst.memory();
         final int outOff = e.dst.byteOffset(t, 0);
-        final int peerOff = sock.dataOff(set, 1 - sock.me, bytes);
+        final int peerOff = sock.exchangeOff(set, 1 - sock.me, bytes);
         sock.touch(peerOff, bytes);
         if (sock.me == 0) {
             Reductions.combine(t, op, out, outOff, x, xOff, sock.buf, peerOff, count);
@@ -344,7 +347,7 @@ final class ExchangeAlgorithm {
     /**
      * {@link #run} on a flat level for a payload of at most {@link ShmLevel#INLINE_BYTES}, or of at
      * most {@link #PAIR_BYTES} with two members whose operands {@link #runPair} does not take
-     * (arrays; the data then in the slot, published by the same
+     * (arrays; the data then in the exchange area, published by the same
      * release of the line's state, read after its acquire as in {@link #run}): the same
      * protocol, lines, fold order and verdict, with the work ordered for latency. The input goes
      * straight from the user's buffer into this rank's line and the line is published first;
@@ -369,7 +372,7 @@ final class ExchangeAlgorithm {
         final int ctl = sock.ctl(set, me);
         final int bytes = t == null ? 0 : count * t.size;
         if (bytes > 0) {
-            final int at = sock.dataOff(set, me, bytes); // this rank's line, or its slot above INLINE_BYTES (two members only)
+            final int at = sock.exchangeOff(set, me, bytes); // this rank's line, or its exchange area above INLINE_BYTES (two members only)
             InlineData.copyIn(e.src, line, at, t, count);
             if (kind == Collective.ALLREDUCE || e.rank == root) { // the ranks that fold below (a Reduce's others read no data)
                 InlineData.load(line, at, t, count, own8, own4); // still only this rank's: no transfer
@@ -408,7 +411,7 @@ final class ExchangeAlgorithm {
         if (bytes > 0 && (kind == Collective.ALLREDUCE || e.rank == root)) {
             if (q == 2) {
                 // this rank's contribution from its private copy, never back from its published line
-                InlineData.load(line, sock.dataOff(set, 1 - me, bytes), t, count, peer8, peer4);
+                InlineData.load(line, sock.exchangeOff(set, 1 - me, bytes), t, count, peer8, peer4);
                 if (me == 0) {
                     InlineData.fold2(e.dst, t, op, own8, peer8, own4, peer4, count, r8, r4);
                 } else {
@@ -489,7 +492,7 @@ final class ExchangeAlgorithm {
     }
 
     private int offOf(ShmLevel lvl, int set, int m, int bytes) {
-        return m == lvl.me && lvl == e.sock ? 0 : lvl.dataOff(set, m, bytes);
+        return m == lvl.me && lvl == e.sock ? 0 : lvl.exchangeOff(set, m, bytes);
     }
 
     /** Phase 3 on the node's result, at the node leader (even after a mismatch: the other node leaders wait in it). */
@@ -517,7 +520,7 @@ final class ExchangeAlgorithm {
     }
 
     private static int released(ShmLevel lvl, int set, int bytes) {
-        return bytes <= ShmLevel.INLINE_BYTES ? lvl.ctl(set, 0) + ShmLevel.REL_DATA : lvl.result(set);
+        return lvl.exchangeReleased(set, bytes);
     }
 
     private void deliver(Collective kind, DataType t, int root, int count) {

@@ -93,7 +93,7 @@ import org.sharp4j.tuning.Collective;
  */
 final class PipelinedAlgorithm {
     /** Sequence numbers a call takes after its chunks (see "Reuse"). */
-    static final int TAIL = ShmLevel.SETS - 1;
+    static final int TAIL = ShmLevel.SLOT_SETS - 1;
 
     private final Engine e;
     private final TileFold fold = new TileFold();
@@ -145,11 +145,15 @@ final class PipelinedAlgorithm {
             if (j < chunks) { // 1. chunk j in
                 final long s = e.nextSeq();
                 final int set = ShmLevel.set(s);
-                if (j >= ShmLevel.SETS) {
-                    final long freed = ShmLevel.enc(s - ShmLevel.SETS, ShmLevel.RELEASED);
+                if (j >= ShmLevel.SLOT_SETS) {
+                    // chunk s - SLOT_SETS, whose slots chunk s reuses, released by every member (its control
+                    // blocks are those of its own set: control blocks rotate over more sets than slots)
+                    final long back = s - ShmLevel.SLOT_SETS;
+                    final int backSet = ShmLevel.set(back);
+                    final long freed = ShmLevel.enc(back, ShmLevel.RELEASED);
                     for (int m = 0; m < q; m++) {
                         if (m != me) {
-                            w.await(sock.buf, sock.ctl(set, m) + ShmLevel.STATE, freed, sock.ranks[m]);
+                            w.await(sock.buf, sock.ctl(backSet, m) + ShmLevel.STATE, freed, sock.ranks[m]);
                         }
                     }
                 }

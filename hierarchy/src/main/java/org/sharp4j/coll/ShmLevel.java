@@ -31,9 +31,12 @@ import org.sharp4j.shm.Waiter;
  *                      entered, +16 global rank it waits for (-1: none), +24 heartbeat (nanoTime of its
  *                      latest failure probe while waiting), +32 last call finished (flat member 0),
  *                      +40 last chunk whose phase-3 part completed (node leader; TiledAlgorithm.P_PARTS)
- *   slot[set][m]       slotBytes per member and set, page aligned
- *   result[set]        slotBytes per set: the tiled algorithm's reduce-scatter output, the exchange's
- *                      released result above 40 B
+ *   xdata[set][m]      EXCHANGE_STRIDE per member and set, page aligned: the exchange's data from 41 B
+ *                      to EXCHANGE_BYTES (half of the stride)
+ *   xresult[set]       EXCHANGE_STRIDE per set: the exchange's released result in that range
+ *   slot[s][m]         slotBytes per member and slot set (s = seq mod SLOT_SETS), page aligned
+ *   result[s]          slotBytes per slot set: the tiled algorithm's reduce-scatter output, the exchange's
+ *                      released result above EXCHANGE_BYTES
  *   shared[m]          sharedBytes per member: users' zero-copy buffers
  * </pre>
  *
@@ -45,7 +48,11 @@ import org.sharp4j.shm.Waiter;
  * in the same line as the flag: one cache-line transfer per step.
  *
  * <h2>Reuse</h2>
- * Sets rotate with the sequence number ({@link #SETS} of them). A member arrives at call n+1 only
+ * Sets rotate with the sequence number: {@link #SETS} of control blocks, verdict records and
+ * exchange areas, {@link #SLOT_SETS} of slots and results (the slot set of call n is n mod
+ * SLOT_SETS, which {@link #slot} and {@link #result} take from the set). For a call that writes
+ * only control blocks and exchange areas (the exchange up to {@link #EXCHANGE_BYTES}, the
+ * Barrier) read SETS below; for any other call, SLOT_SETS. A member arrives at call n+1 only
  * after finishing its part of call n (its reads of others' data, its writes of results others
  * read). Before a member writes anything of set n mod SETS (its input, its tile of the result, a
  * release) every member has arrived at call n - SETS + 1, as it observed directly or through a
@@ -57,7 +64,7 @@ import org.sharp4j.shm.Waiter;
  * writes, and so run at most SETS - 1 calls ahead.
  */
 public final class ShmLevel {
-    static final int MAGIC = 0x53344A4C; // "S4JL"
+    static final int MAGIC = 0x53344A4D; // "S4JM" (was "S4JL" before the exchange areas and 8 sets)
     static final int HEADER = 4096;
     static final int H_MAGIC = 0;
     static final int H_MEMBERS = 4;
@@ -75,8 +82,46 @@ public final class ShmLevel {
     static final int H_VERDICTS = 128;
 
     public static final int CTL = 128;
-    /** Sets of control blocks and slots in rotation (a power of two). */
-    public static final int SETS = 4;
+    /**
+     * Sets of control blocks, verdict records and exchange areas in rotation (a power of two): a
+     * Reduce's leaf on the exchange runs up to SETS - 1 calls ahead of its root.
+     *
+     * <p>Why 8 and not the slots' 4: calls back to back (OSU's Java {@code OSUReduce}, or any loop
+     * of Reduces) in which the leaves run ahead move each call's data in its own transfer when the
+     * root keeps up, and the root then reads a line its writer has just written once per call. With
+     * more calls in flight a leaf's writes of several calls meet the root's reads in fewer
+     * exchanges of ownership. Measured (mpiapps.BackToBack reduce 64, 2 ranks, ratio to Open MPI
+     * Java per block pair, builds alternating): an experiment build of 8 sets for everything, 7 runs
+     * each: the VM's slow phase 0.76-0.77x against 0.97-0.99x with 4, the fast phase 0.55x against
+     * 0.68x (16 sets: 0.64x and 0.54x); this layout, 12 runs each (720 block pairs), by Open MPI's
+     * block time: under 0.20 us 0.57x against 0.84x, 0.26-0.32 us 0.77x both, 0.32 and more 0.80x
+     * against 0.96x. The control blocks and exchange areas are small ({@code SETS (members + 1)
+     * (128 + EXCHANGE_STRIDE)} bytes); the slots, sized for long calls, keep {@link #SLOT_SETS}.
+     */
+    public static final int SETS = 8;
+    /**
+     * Sets of slots and results in rotation (a power of two, at most {@link #SETS}): the long
+     * algorithms' depth (the pipelined tail, the tiled path's parts in flight) and a segment's
+     * memory, {@code SLOT_SETS (members + 1) slotBytes}.
+     */
+    public static final int SLOT_SETS = 4;
+    /**
+     * The exchange's data of more than {@link #INLINE_BYTES} and up to this goes in the exchange
+     * area (rotating over SETS); above it, in the slots (over SLOT_SETS). Why not more: the areas
+     * a rank cycles through grow with the sets, {@code SETS members EXCHANGE_BYTES}, and with 2 KiB
+     * (32 KiB for two ranks: the L1 of this VM's cores) the OSU port's 1-2 KiB Allreduce took
+     * 0.50-0.58x Open MPI Java against 0.45-0.46 with the slots (2 ranks, 3-4 alternating runs);
+     * what more sets are for, a Reduce's leaf running further ahead, was measured at 64 B.
+     */
+    public static final int EXCHANGE_BYTES = 256;
+    /**
+     * Distance between two exchange areas: twice the data, so that a prefetcher running past the
+     * end of one member's data meets padding, not the next member's (or set's) area, which its
+     * owner may be writing. Measured against 256 (adjacent) and 4096 (a page each), 2 ranks, OSU
+     * port, 3 alternating runs: 64-256 B Allreduce 0.58-0.59x Open MPI Java against 0.60-0.68 and
+     * 0.61-0.66 (0.66-0.69 with the slots), Reduce alike within the runs' spread.
+     */
+    static final int EXCHANGE_STRIDE = 2 * EXCHANGE_BYTES;
     static final int STATE = 0;
     static final int DESC = 8;
     static final int STATUS = 16;
@@ -113,6 +158,8 @@ public final class ShmLevel {
     final int progressLines;
     private final int ctlBase;
     private final int progressBase;
+    private final int xdataBase;
+    private final int xresultBase;
     private final int slotBase;
     private final int resultBase;
     private final int sharedBase;
@@ -135,9 +182,11 @@ public final class ShmLevel {
         this.progressLines = progressLines;
         this.ctlBase = HEADER;
         this.progressBase = ctlBase + SETS * members * CTL;
-        this.slotBase = roundUp(progressBase + progressLines * CTL, PAGE);
-        this.resultBase = slotBase + SETS * members * slotBytes;
-        this.sharedBase = resultBase + SETS * slotBytes;
+        this.xdataBase = roundUp(progressBase + progressLines * CTL, PAGE);
+        this.xresultBase = xdataBase + SETS * members * EXCHANGE_STRIDE;
+        this.slotBase = roundUp(xresultBase + SETS * EXCHANGE_STRIDE, PAGE);
+        this.resultBase = slotBase + SLOT_SETS * members * slotBytes;
+        this.sharedBase = resultBase + SLOT_SETS * slotBytes;
         long need = size(members, slotBytes, sharedBytes, progressLines);
         if (segment.size() != need) {
             throw new Sharp4jException("segment " + segment.path() + " has " + segment.size() + " bytes, layout needs " + need);
@@ -161,8 +210,9 @@ public final class ShmLevel {
     /** Bytes of a segment for this layout; slot and shared sizes must be page multiples. */
     static long size(int members, int slotBytes, int sharedBytes, int progressLines) {
         long progressBase = HEADER + (long) SETS * members * CTL;
-        long slotBase = (progressBase + (long) progressLines * CTL + PAGE - 1) / PAGE * PAGE;
-        return slotBase + (long) SETS * members * slotBytes + (long) SETS * slotBytes + (long) members * sharedBytes;
+        long xresultBase = (progressBase + (long) progressLines * CTL + PAGE - 1) / PAGE * PAGE + (long) SETS * members * EXCHANGE_STRIDE;
+        long slotBase = (xresultBase + (long) SETS * EXCHANGE_STRIDE + PAGE - 1) / PAGE * PAGE;
+        return slotBase + (long) SLOT_SETS * members * slotBytes + (long) SLOT_SETS * slotBytes + (long) members * sharedBytes;
     }
 
     void writeHeader() {
@@ -192,12 +242,14 @@ public final class ShmLevel {
         return (int) seq & (SETS - 1);
     }
 
+    /** Member {@code m}'s slot of call set {@code set}: slot set {@code set mod SLOT_SETS}. */
     int slot(int set, int m) {
-        return slotBase + (set * members + m) * slotBytes;
+        return slotBase + ((set & (SLOT_SETS - 1)) * members + m) * slotBytes;
     }
 
+    /** The result of call set {@code set}: slot set {@code set mod SLOT_SETS}. */
     int result(int set) {
-        return resultBase + set * slotBytes;
+        return resultBase + (set & (SLOT_SETS - 1)) * slotBytes;
     }
 
     int shared(int m) {
@@ -212,9 +264,20 @@ public final class ShmLevel {
         return seq << 2 | stage;
     }
 
-    /** Where member {@code m}'s data of {@code bytes} lives in {@code set} (inline or slot). */
+    /** Where member {@code m}'s data of {@code bytes} lives in {@code set} (inline or slot): the tree and phase 3 in shared memory. */
     int dataOff(int set, int m, int bytes) {
         return bytes <= INLINE_BYTES ? ctl(set, m) + INLINE : slot(set, m);
+    }
+
+    /** Where member {@code m}'s data of {@code bytes} lives in {@code set} for the exchange (inline, exchange area or slot). */
+    int exchangeOff(int set, int m, int bytes) {
+        return bytes <= INLINE_BYTES ? ctl(set, m) + INLINE
+                : bytes <= EXCHANGE_BYTES ? xdataBase + (set * members + m) * EXCHANGE_STRIDE : slot(set, m);
+    }
+
+    /** Where member 0 releases the exchange's result of {@code bytes} in {@code set} (line 1 of its block, the exchange area or the result). */
+    int exchangeReleased(int set, int bytes) {
+        return bytes <= INLINE_BYTES ? ctl(set, 0) + REL_DATA : bytes <= EXCHANGE_BYTES ? xresultBase + set * EXCHANGE_STRIDE : result(set);
     }
 
     /**

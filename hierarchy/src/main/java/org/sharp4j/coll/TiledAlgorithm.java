@@ -56,7 +56,7 @@ import org.sharp4j.tuning.Collective;
  * TILED of chunk c, acquires that word for chunk c-L and copies chunk c-L out. The rest are
  * released in order at the call's end. Every node posts the same parts (one per chunk, cut by
  * chunk index) in the same order. Why the sets' reuse stays safe without acknowledgment, for
- * L &lt;= 3 = {@link ShmLevel#SETS} - 1:
+ * L &lt;= 3 = {@link ShmLevel#SLOT_SETS} - 1:
  * <ul>
  *   <li>chunk c's result set is next written by tiles of chunk c+4, after every member's ARRIVED
  *       of c+4, among them the leader's, which it publishes only after it finished chunk c+3,
@@ -177,9 +177,9 @@ final class TiledAlgorithm {
                         sock.publish(set, ShmLevel.RELEASED, s, desc, st);
                     } else {
                         if (cap > 0 && chunk - cap >= 1) { // the step keeps fewer parts in flight than the lag
-                            e.interAwait(parts[(chunk - cap) & (ShmLevel.SETS - 1)]);
+                            e.interAwait(parts[(chunk - cap) & (ShmLevel.SLOT_SETS - 1)]);
                         }
-                        parts[chunk & (ShmLevel.SETS - 1)] = e.interPost(kind, sock.buf, res, n, t, op, root, desc);
+                        parts[chunk & (ShmLevel.SLOT_SETS - 1)] = e.interPost(kind, sock.buf, res, n, t, op, root, desc);
                         if (chunk - lag >= 1) {
                             retire(chunk - lag, seq0, count, chunkElems, t, gets);
                         }
@@ -244,7 +244,7 @@ final class TiledAlgorithm {
      * took 1.20-1.48x.
      */
     static final int SOLO_CHUNKS = 16;
-    /** The one-rank-per-node path's ring of parts whose data cannot be reduced in place (SETS parts), made at its first use. */
+    /** The one-rank-per-node path's ring of parts whose data cannot be reduced in place (SLOT_SETS parts), made at its first use. */
     private Payload.Views soloRing;
 
     /**
@@ -257,7 +257,7 @@ final class TiledAlgorithm {
      * in a direct buffer or its shared buffer and its input is not an array, phase 3 works in place
      * in the output (the input copied there part by part, nothing if it is the same memory: one
      * copy per call at most, against an array's copy in and out); otherwise each part goes through a
-     * private ring of SETS parts (copy in, and out if this rank gets the result).
+     * private ring of SLOT_SETS parts (copy in, and out if this rank gets the result).
      */
     private void solo(Collective kind, DataType t, Op op, int root, int count, long desc, int chunkBytes) {
         final Engine e = this.e;
@@ -280,7 +280,7 @@ final class TiledAlgorithm {
             wb = dst.kind == Payload.SHARED ? dst.sharedLevel.buf : dst.buffer;
             base = dst.kind == Payload.SHARED ? dst.sharedOff : dst.off * size;
         } else {
-            final int ringBytes = Math.max(ShmLevel.SETS * partBytes, firstElems * size);
+            final int ringBytes = Math.max(ShmLevel.SLOT_SETS * partBytes, firstElems * size);
             if (soloRing == null || soloRing.buf.capacity() < ringBytes) {
                 soloRing = new Payload.Views(ringBytes); // once per communicator and chunk size
             }
@@ -304,7 +304,7 @@ final class TiledAlgorithm {
         for (int first = 0; first < count; first = soloFirst(++part, firstElems, partElems)) {
             final int n = Math.min(part == 0 ? firstElems : partElems, count - first);
             e.nextSeq(); // one per part: the diagnostics' progress
-            final int at = inDst ? base + first * size : (part & (ShmLevel.SETS - 1)) * partBytes;
+            final int at = inDst ? base + first * size : (part & (ShmLevel.SLOT_SETS - 1)) * partBytes;
             final boolean inPlace = readsInPlace;
             if (inPlace) {
                 // nothing to copy: the part's rounds read the input at from[fromBase + first * size] (the
@@ -330,9 +330,9 @@ final class TiledAlgorithm {
                 continue;
             }
             if (cap > 0 && part - cap >= 1) {
-                e.interAwait(parts[(part - cap) & (ShmLevel.SETS - 1)]);
+                e.interAwait(parts[(part - cap) & (ShmLevel.SLOT_SETS - 1)]);
             }
-            parts[part & (ShmLevel.SETS - 1)] = inPlace ? e.interPost(kind, from, fromBase + first * size, wb, at, n, t, op, root, desc)
+            parts[part & (ShmLevel.SLOT_SETS - 1)] = inPlace ? e.interPost(kind, from, fromBase + first * size, wb, at, n, t, op, root, desc)
                     : e.interPost(kind, wb, at, n, t, op, root, desc);
             if (part - lag >= 1) {
                 soloRetire(part - lag, firstElems, partElems, count, t, gets && !inDst);
@@ -350,15 +350,15 @@ final class TiledAlgorithm {
 
     /** The end of part {@code c} of {@link #solo}: waits for it and copies it out of the ring if it went through it. */
     private void soloRetire(int c, int firstElems, int partElems, int count, DataType t, boolean out) {
-        e.interAwait(parts[c & (ShmLevel.SETS - 1)]);
+        e.interAwait(parts[c & (ShmLevel.SLOT_SETS - 1)]);
         if (out) {
             int f = soloFirst(c, firstElems, partElems);
-            e.dst.copyOut(soloRing, (c & (ShmLevel.SETS - 1)) * partElems * t.size, t, f, Math.min(partElems, count - f));
+            e.dst.copyOut(soloRing, (c & (ShmLevel.SLOT_SETS - 1)) * partElems * t.size, t, f, Math.min(partElems, count - f));
         }
     }
 
-    /** Handles of the parts in flight, by chunk index mod {@link ShmLevel#SETS} (the lag is below it). */
-    private final int[] parts = new int[ShmLevel.SETS];
+    /** Handles of the parts in flight, by chunk index mod {@link ShmLevel#SLOT_SETS} (the lag is below it). */
+    private final int[] parts = new int[ShmLevel.SLOT_SETS];
 
     /**
      * The node leader's end of chunk {@code c}'s part: waits for it (driving the others), publishes
@@ -366,7 +366,7 @@ final class TiledAlgorithm {
      * holds the reduction over all nodes), and copies the chunk out if this rank gets the result.
      */
     private void retire(int c, long seq0, int count, int chunkElems, DataType t, boolean gets) {
-        e.interAwait(parts[c & (ShmLevel.SETS - 1)]);
+        e.interAwait(parts[c & (ShmLevel.SLOT_SETS - 1)]);
         Flags.release(e.node.buf, e.node.progress(0) + P_PARTS, seq0 + c);
         if (gets) {
             int f = c * chunkElems;

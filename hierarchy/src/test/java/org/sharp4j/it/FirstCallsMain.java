@@ -82,7 +82,7 @@ public final class FirstCallsMain {
             c.barrier();
         }
         // Then a run of Reduces to one root and nothing between them, as an OSU Reduce table makes: from the
-        // SETS-th on, a non-root waits at the reuse gate before every call, which none of the calls above did
+        // SETS-th on (ShmLevel.SETS), a non-root waits at the reuse gate before every call, which none of the calls above did
         // (Communicator.REDUCE_RUN). Enough of them for C2 to have compiled what the heating left to it.
         for (int i = 0; i < REDUCE_RUN_CALLS; i++, n++) {
             c.reduce(in, 0, out, 0, 2, DataType.FLOAT, Op.SUM, root);
