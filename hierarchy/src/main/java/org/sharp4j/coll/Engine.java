@@ -196,8 +196,16 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     private boolean wentAhead;
     /** What the current call's algorithm knows of every member's arrival when it is less than its last seq (-1: all of it). */
     private long arrivedKnownAt = -1;
-    /** Calls this rank returned from before their verdict was known, by set (0: none); flat only. */
+    /**
+     * Calls this rank returned from before their verdict was known, oldest first: a ring of SETS
+     * entries, pendingHead to pendingHead + pendingCount - 1 (mod SETS); flat only. Calls enter in
+     * increasing order (wentAhead) and leave oldest first once member 0 finished them (checkPending:
+     * its verdicts are final in call order), so a call settles in O(1) however many sets there are,
+     * instead of a scan of all SETS entries twice per call for a leaf that runs ahead. At most SETS
+     * are pending: the reuse gate keeps a leaf within SETS - 1 calls of the slowest member.
+     */
     private final long[] pending = new long[ShmLevel.SETS];
+    private int pendingHead;
     private int pendingCount;
     /** Scratch for reading a recorded verdict (slow path). */
     private final CallStatus earlierStatus = new CallStatus();
@@ -1393,11 +1401,10 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     /** Called by an algorithm when this rank returns from call {@code s} before its verdict is known (flat only). */
     void wentAhead(long s) {
         wentAhead = true;
-        int j = ShmLevel.set(s);
-        if (pending[j] == 0) {
-            pendingCount++;
+        if (pendingCount == ShmLevel.SETS) { // the reuse gate's bound broken: a verdict would be lost
+            throw new IllegalStateException("rank " + rank + ": more than " + ShmLevel.SETS + " calls pending at #" + s);
         }
-        pending[j] = s;
+        pending[(pendingHead + pendingCount++) & (ShmLevel.SETS - 1)] = s;
     }
 
     /**
@@ -1407,18 +1414,16 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      */
     private ArgumentMismatchException checkPending(ArgumentMismatchException prior) {
         ArgumentMismatchException first = prior;
-        for (int j = 0; j < pending.length; j++) {
-            long c = pending[j];
-            if (c != 0 && c < knownAll) {
-                first = settle(j, c, first);
-            }
+        while (pendingCount > 0 && pending[pendingHead] < knownAll) {
+            first = settleOldest(first);
         }
         return first;
     }
 
-    /** Takes pending call {@code c} (slot {@code j}) off the list and adds its verdict, if a mismatch, to {@code first}. */
-    private ArgumentMismatchException settle(int j, long c, ArgumentMismatchException first) {
-        pending[j] = 0;
+    /** Takes the oldest pending call off the ring and adds its verdict, if a mismatch, to {@code first}. */
+    private ArgumentMismatchException settleOldest(ArgumentMismatchException first) {
+        long c = pending[pendingHead];
+        pendingHead = (pendingHead + 1) & (ShmLevel.SETS - 1);
         pendingCount--;
         ArgumentMismatchException x = verdictOf(c);
         if (x == null) {
@@ -1447,12 +1452,9 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     private RuntimeException drainPending() {
         ArgumentMismatchException first = null;
         int line = node.progress(topo.localIndex(sock.ranks[0]));
-        for (int j = 0; j < pending.length; j++) {
-            long c = pending[j];
-            if (c != 0) {
-                waiter.await(node.buf, line + P_DONE, c, sock.ranks[0]);
-                first = settle(j, c, first);
-            }
+        while (pendingCount > 0) {
+            waiter.await(node.buf, line + P_DONE, pending[pendingHead], sock.ranks[0]);
+            first = settleOldest(first);
         }
         return first;
     }
