@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # OSU's own Java benchmarks (OMB 7.4, java/mpi/collective: OSUReduce, OSUAllReduce, OSUBarrier), unmodified,
-# on Open MPI's Java bindings with their default buffer API (direct ByteBuffers), run under mpirun -np 2
+# on Open MPI's Java bindings with their default buffer API (direct ByteBuffers), run under mpirun -np NP (2)
 # alternately without and with the agent (-javaagent + -Dsharp4j.enable=true), PAIRS times. They are
 # compiled from an OMB source tree into a temporary directory: nothing of OMB enters this repository.
 # OMB's Java benchmarks time the whole loop of calls (no barrier between calls, no per-call clock):
@@ -11,7 +11,7 @@
 #
 #   mvn -B -o -q -pl mpi -am package -DskipTests     (the agent jar)
 #   OMB_SRC=path/to/osu-micro-benchmarks-7.4 mpi/bench/omb-java-agent.sh [reduce|allreduce|barrier] [PAIRS]
-# ITERS (default 100000) calls per size, SKIP (default 10000) untimed calls first, MAX (default 4096) the
+# NP (default 2) ranks, ITERS (default 100000) calls per size, SKIP (default 10000) untimed calls first, MAX (default 4096) the
 # largest size in bytes; BASE_AGENT=path/to/another-agent.jar adds a third run per pair ("base": e.g. the agent
 # of the branch point), for before/after ratios in the same run. OMB's warm-up loop reduces 1024 floats (4 KiB) from buffers of MAX bytes:
 # below 4096 Open MPI reads past the end of the buffer and sharp4j refuses the call ("send buffer too
@@ -25,6 +25,7 @@ pairs=${2:-3}
 iters=${ITERS:-100000}
 skip=${SKIP:-10000}
 max=${MAX:-4096}
+np=${NP:-2}
 src=${OMB_SRC:?set OMB_SRC to an OMB 7.4 source tree (the directory holding java/mpi/collective)}
 case $coll in
   reduce) main=mpi.collective.OSUReduce ;;
@@ -44,10 +45,10 @@ run() { # $1: label, rest: extra JVM options
   local sizes=(-m "1:$max")
   [[ $coll == barrier ]] && sizes=()
   # shellcheck disable=SC2086
-  mpirun $MPIRUN_FLAGS -np 2 java $MPI_JAVA_OPTS -Xmx256m "$@" -cp "$out/classes:$MPI_JAR" "$main" \
+  mpirun $MPIRUN_FLAGS -np "$np" java $MPI_JAVA_OPTS -Xmx256m "$@" -cp "$out/classes:$MPI_JAR" "$main" \
       "${sizes[@]}" -i "$iters" -x "$skip" > "$out/$label" 2> "$out/$label.err" || { cat "$out/$label.err" >&2; exit 1; }
 }
-echo "# $(date -u +%FT%TZ) OMB Java $main, $iters calls per size; load: $(uptime | sed 's/.*load average/load average/')"
+echo "# $(date -u +%FT%TZ) OMB Java $main, $np ranks, $iters calls per size; load: $(uptime | sed 's/.*load average/load average/')"
 for p in $(seq 1 "$pairs"); do
   run "mpi.$p"
   run "agent.$p" -javaagent:"$agent" -Dsharp4j.enable=true
