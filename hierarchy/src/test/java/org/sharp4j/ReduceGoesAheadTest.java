@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -97,18 +98,25 @@ class ReduceGoesAheadTest {
     }
 
     /**
+     * How far a member may run ahead: SETS - 1 on the exchange up to EXCHANGE_BYTES (inline at 8 B,
+     * the exchange area at 160 B), SLOT_SETS - 1 on the tree (400 B with 4 ranks).
+     */
+    static int ahead(int bytes) {
+        return bytes <= ShmLevel.EXCHANGE_BYTES ? ShmLevel.SETS - 1 : ShmLevel.SLOT_SETS - 1;
+    }
+
+    /**
      * The root comes only after the other members (but member 0) finished as many Reduces as they
-     * may run ahead: SETS - 1 on the exchange up to EXCHANGE_BYTES (inline at 8 B, the exchange
-     * area at 160 B), SLOT_SETS - 1 on the tree (400 B with 4 ranks). They must not wait for it
-     * (this would hang: the root waits for them to count down first). Then the root's results are
-     * bit-exact: what the members ran ahead with was not overwritten.
+     * may run ahead ({@link #ahead}). They must not wait for it (this would hang: the root waits
+     * for them to count down first). Then the root's results are bit-exact: what the members ran
+     * ahead with was not overwritten.
      */
     @ParameterizedTest(name = "{0} bytes")
     @ValueSource(ints = {8, 160, 400})
     void membersRunAheadOfALateRootAndTheirDataSurvives(int bytes) {
         int ranks = 4;
         int root = 1;
-        int ahead = bytes <= ShmLevel.EXCHANGE_BYTES ? ShmLevel.SETS - 1 : ShmLevel.SLOT_SETS - 1; // 400 B: the tree (4 ranks)
+        int ahead = ahead(bytes);
         CountDownLatch leavesDone = new CountDownLatch(ranks - 2);
         ThreadRanks.run(ranks, CFG, comm -> {
             int r = comm.rank();
@@ -131,17 +139,54 @@ class ReduceGoesAheadTest {
     }
 
     /**
-     * Sizes mixed in one run ahead: the exchange area's calls (160 B, eight sets) around a tree
-     * call whose data is in a slot (400 B, four sets). The leaves may make all seven before the
-     * root comes (the slot call is their second: its gate asks for nothing yet), and the root's
+     * ... and no further: a member that made as many Reduces as it may run ahead waits in its next
+     * one for the root (the reuse gate, Engine.run). The root comes only well after the members
+     * counted down, and says so before its first call; a member whose extra call returned before
+     * that went too far (its next writes could overwrite data the root has not read yet).
+     */
+    @ParameterizedTest(name = "{0} bytes")
+    @ValueSource(ints = {8, 160, 400})
+    void aMemberWaitsForTheLateRootOnceItsRunAheadIsSpent(int bytes) {
+        int ranks = 4;
+        int root = 1;
+        int ahead = ahead(bytes);
+        CountDownLatch leavesDone = new CountDownLatch(ranks - 2);
+        AtomicBoolean rootCame = new AtomicBoolean();
+        ThreadRanks.run(ranks, CFG, comm -> {
+            int r = comm.rank();
+            if (r == root) {
+                assertTrue(leavesDone.await(60, TimeUnit.SECONDS), "members other than 0 and the root waited for the root");
+                Thread.sleep(300); // time for a member that is not stopped by the gate to finish its extra call
+                rootCame.set(true);
+            }
+            for (int i = 0; i < ahead; i++) {
+                CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.LONG, Op.SUM, bytes / 8, root, 600 + i,
+                        Api.ARRAYS);
+            }
+            if (r != root && r != 0) {
+                leavesDone.countDown();
+            }
+            CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.LONG, Op.SUM, bytes / 8, root, 600 + ahead,
+                    Api.ARRAYS);
+            assertTrue(rootCame.get(), "rank " + r + " made Reduce " + (ahead + 1) + " before the root came: it ran more than "
+                    + ahead + " calls ahead");
+            comm.barrier();
+        });
+    }
+
+    /**
+     * Sizes mixed in one run ahead: the exchange area's calls (160 B, SETS sets) around a tree
+     * call whose data is in a slot (400 B, SLOT_SETS sets). The leaves may make all SETS - 1 before
+     * the root comes (the slot call is their second: its gate asks for nothing yet), and the root's
      * results of every size are bit-exact; then the same again with the root in step.
      */
     @Test
     void membersRunAheadThroughMixedSizesAndTheirDataSurvives() {
         int ranks = 4;
         int root = 1;
-        int[] bytes = {160, 400, 160, 160, 160, 160, 160};
-        assertEquals(ShmLevel.SETS - 1, bytes.length);
+        int[] bytes = new int[ShmLevel.SETS - 1];
+        java.util.Arrays.fill(bytes, 160);
+        bytes[1] = 400;
         CountDownLatch leavesDone = new CountDownLatch(ranks - 2);
         ThreadRanks.run(ranks, CFG, comm -> {
             int r = comm.rank();
@@ -158,7 +203,7 @@ class ReduceGoesAheadTest {
             for (int k = 0; k < 2; k++) {
                 for (int i = 0; i < bytes.length; i++) {
                     CollectiveCorrectnessTest.check(comm, Collective.REDUCE, DataType.DOUBLE, Op.SUM, bytes[i] / 8, root,
-                            750 + 10 * k + i, Api.ARRAYS);
+                            800 + 100 * k + i, Api.ARRAYS);
                 }
             }
             comm.barrier();

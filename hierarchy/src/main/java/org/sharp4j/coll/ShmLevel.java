@@ -64,7 +64,7 @@ import org.sharp4j.shm.Waiter;
  * writes, and so run at most SETS - 1 calls ahead.
  */
 public final class ShmLevel {
-    static final int MAGIC = 0x53344A4D; // "S4JM" (was "S4JL" before the exchange areas and 8 sets)
+    static final int MAGIC = 0x53344A4E; // "S4JN" (32 sets; "S4JM" 8 sets; "S4JL" before the exchange areas)
     static final int HEADER = 4096;
     static final int H_MAGIC = 0;
     static final int H_MEMBERS = 4;
@@ -74,7 +74,7 @@ public final class ShmLevel {
     /** Abort word: {@code (blamed+1) << 32 | (giver+1)} from the first rank that gave up (slow path only). */
     static final int H_ABORT = 64;
     /**
-     * Verdict records, one per set, written by member 0 only, and only when a call ended with an
+     * Verdict records, one per set (32 bytes each: SETS of them fit in the HEADER), written by member 0 only, and only when a call ended with an
      * argument mismatch: {@code +0} the call's first sequence number, {@code +8} status code,
      * {@code +16, +24} the two descriptors. Read by members that returned from a Reduce before
      * its signatures were compared (see {@link ExchangeAlgorithm}: "Who returns when").
@@ -96,9 +96,21 @@ public final class ShmLevel {
      * 0.68x (16 sets: 0.64x and 0.54x); this layout, 12 runs each (720 block pairs), by Open MPI's
      * block time: under 0.20 us 0.57x against 0.84x, 0.26-0.32 us 0.77x both, 0.32 and more 0.80x
      * against 0.96x. The control blocks and exchange areas are small ({@code SETS (members + 1)
-     * (128 + EXCHANGE_STRIDE)} bytes); the slots, sized for long calls, keep {@link #SLOT_SETS}.
+     * (128 + EXCHANGE_STRIDE)} bytes at most: 56 KiB for 2 members, 1.3 MiB for 64); the slots, sized for
+     * long calls, keep {@link #SLOT_SETS}.
+     *
+     * <p>Why 32 and not 8: with more ranks than CPUs, a leaf runs until the gate stops it and then
+     * yields its CPU; the more calls it may make before that, the fewer context switches per call.
+     * OSU's Java {@code OSUReduce} through the agent, 4 ranks on 2 CPUs, 3 triples against Open MPI
+     * alone (2026-12-03, same minutes): 8 sets 1.01-3.22x Open MPI at 4-256 B (1.6-3.2x at 8-64 B),
+     * 32 sets 0.31-1.04x, 32 over 8 sets 0.30-0.57; mpiapps.BackToBack reduce 4 there: 16 sets
+     * 1.04-2.05x Open MPI, 32 sets 0.68-0.86x, 8 sets 1.75-2.94x (Open MPI's leaves run ahead without
+     * bound: their eager sends queue). With 2 ranks on their own CPUs the three are alike (BackToBack
+     * reduce and allreduce 64 B, 4 runs each; the OSU port's Allreduce 4 B-4 KiB, 2 runs each, within
+     * 0.03 of each other per size): the areas a rank cycles through, {@code 32 2 256} bytes of data
+     * for two ranks, fit the L1 with the control lines.
      */
-    public static final int SETS = 8;
+    public static final int SETS = 32;
     /**
      * Sets of slots and results in rotation (a power of two, at most {@link #SETS}): the long
      * algorithms' depth (the pipelined tail, the tiled path's parts in flight) and a segment's
