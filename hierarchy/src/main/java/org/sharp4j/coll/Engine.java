@@ -1299,7 +1299,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
                     // at a call's entry (0.09-0.23 or 0.31-0.35), nor a leaf reading the next call's gate right
                     // after it published, so that the read overlaps its store (two runs of 10: per size 0.68-1.14x
                     // this build, noise). What did help there: more sets, so that a leaf runs further ahead
-                    // (ShmLevel.SETS, 8 since 2026-12-03 for the exchange up to EXCHANGE_BYTES; see there).
+                    // (ShmLevel.SETS for the exchange up to EXCHANGE_BYTES: 8, then 32 since 2026-12-03; see there).
                     int set = ShmLevel.set(need);
                     long target = ShmLevel.enc(need, ShmLevel.ARRIVED);
                     for (int m = 0; m < sock.members; m++) {

@@ -105,10 +105,23 @@ public final class ShmLevel {
      * alone (2026-12-03, same minutes): 8 sets 1.01-3.22x Open MPI at 4-256 B (1.6-3.2x at 8-64 B),
      * 32 sets 0.31-1.04x, 32 over 8 sets 0.30-0.57; mpiapps.BackToBack reduce 4 there: 16 sets
      * 1.04-2.05x Open MPI, 32 sets 0.68-0.86x, 8 sets 1.75-2.94x (Open MPI's leaves run ahead without
-     * bound: their eager sends queue). With 2 ranks on their own CPUs the three are alike (BackToBack
-     * reduce and allreduce 64 B, 4 runs each; the OSU port's Allreduce 4 B-4 KiB, 2 runs each, within
-     * 0.03 of each other per size): the areas a rank cycles through, {@code 32 2 256} bytes of data
-     * for two ranks, fit the L1 with the control lines.
+     * bound: their eager sends queue). With 2 ranks on their own CPUs, back to back, 32 sets are
+     * better still (BackToBack reduce 64, 4 runs each, 2026-12-04: 0.67-0.70x Open MPI Java against
+     * 0.79-0.82 with 8); the areas a rank cycles through, {@code 32 2 256} bytes of data for two ranks,
+     * fit the L1 with the control lines.
+     *
+     * <p>The price, and why the sets stay in address order: one call at a time (the OSU port, a
+     * barrier between calls), 2 ranks, a Reduce of 4-64 B takes 0.27-0.30 us against 0.24-0.27 with
+     * 8 sets (5 alternating runs, 2026-12-04: 0.53-0.56x Open MPI Java against 0.48-0.51); Allreduce
+     * alike in a slow phase (0.35-0.36 us against 0.33), within the runs' spread in a fast one. A
+     * reading: the reader's poll walks the control lines at a constant stride for 32 calls instead
+     * of 8, so the hardware's stride prefetcher pulls the writer's next lines before they are
+     * written, and each such line then moves twice. Placing the sets in bit-reversed order (no
+     * constant stride) won most of it back for the single call (Reduce 0.25 us, 0.49-0.54x) and
+     * lost the back-to-back gain (0.95-0.98x Open MPI Java against 0.67-0.70, same runs): there the
+     * same prefetch fetches lines the leaf has already written. Back to back is how programs reduce
+     * in loops, and where more ranks than CPUs made 8 sets 1.6-3.2x slower than Open MPI, so the
+     * address order stays.
      */
     public static final int SETS = 32;
     /**
