@@ -96,14 +96,17 @@ awk '
     return sprintf("%.2f-%.2f", lo, hi) }
   FNR == 1 { n = split(FILENAME, p, "/"); split(p[n], lr, "."); kind = lr[1]; r = lr[2] }
   $1 !~ /^[0-9]+$/ { next }
-  kind == "port" { s = $1; avg[s, r] = $2; p50[s, r] = $3; p99[s, r] = $5; jp50[s, r] = $7; if (!(s in seen)) { seen[s] = 1; order[++ns] = s } }
-  kind == "omb" { cp50[$1, r] = $3; cp99[$1, r] = $5 }
+  kind == "port" { s = $1; avg[s, r] = $2; p50[s, r] = $3; p99[s, r] = $5; javg[s, r] = $6; jp50[s, r] = $7; if (!(s in seen)) { seen[s] = 1; order[++ns] = s } }
+  kind == "omb" { cavg[$1, r] = $2; cp50[$1, r] = $3; cp99[$1, r] = $5 }
   END {
-    printf "%9s %9s %20s %20s %13s %13s %13s\n", "Size", "P50(us)", "xJava P50 (range)", "xOMB-C P50 (range)", "P99/P50 ours", "P99/P50 C", "avg/P50 ours"
+    printf "%9s %9s %20s %20s %13s %13s %13s %13s %13s\n", "Size", "P50(us)", "xJava P50 (range)", "xOMB-C P50 (range)", "P99/P50 ours", "P99/P50 C",
+      "avg/P50 ours", "avg/P50 Java", "avg/P50 C"
     for (i = 1; i <= ns; i++) { s = order[i]; k = 0; kc = 0
       for (rr = 1; (s, rr) in p50; rr++) { k++; a[k] = p50[s, rr]; j[k] = p50[s, rr] / jp50[s, rr]; t[k] = p99[s, rr] / p50[s, rr]; v[k] = avg[s, rr] / p50[s, rr]
-        if ((s, rr) in cp50) { kc++; c[kc] = p50[s, rr] / cp50[s, rr]; tc[kc] = cp99[s, rr] / cp50[s, rr] } }
-      printf "%9d %9.2f %7.2f (%s) %20s %13.1f %13s %13.2f\n", s, median(a, k), median(j, k), range(j, k),
-        kc ? sprintf("%7.2f (%s)", median(c, kc), range(c, kc)) : "-", median(t, k), kc ? sprintf("%.1f", median(tc, kc)) : "-", median(v, k)
+        vj[k] = javg[s, rr] / jp50[s, rr]
+        if ((s, rr) in cp50) { kc++; c[kc] = p50[s, rr] / cp50[s, rr]; tc[kc] = cp99[s, rr] / cp50[s, rr]; vc[kc] = cavg[s, rr] / cp50[s, rr] } }
+      printf "%9d %9.2f %7.2f (%s) %20s %13.1f %13s %13.2f %13.2f %13s\n", s, median(a, k), median(j, k), range(j, k),
+        kc ? sprintf("%7.2f (%s)", median(c, kc), range(c, kc)) : "-", median(t, k), kc ? sprintf("%.1f", median(tc, kc)) : "-", median(v, k),
+        median(vj, k), kc ? sprintf("%.2f", median(vc, kc)) : "-"
     }
   }' $(ls "$out"/port.* "$out"/omb.* 2>/dev/null)
