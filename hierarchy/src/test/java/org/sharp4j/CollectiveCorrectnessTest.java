@@ -90,16 +90,18 @@ class CollectiveCorrectnessTest {
     }
 
     /**
-     * Two ranks on one socket above one line's inline data (40 B) up to 64 B: direct and shared
-     * buffers take {@code ExchangeAlgorithm.runPair}, arrays the inline path with the data in the
-     * slot (the engine's dispatch); every form, type and op, both roots, bit for bit.
+     * Two ranks on one socket above one line's inline data (40 B) up to 104 B: direct and shared
+     * buffers take {@code ExchangeAlgorithm.runPair}, arrays the inline path up to 64 B and the
+     * general one above (the engine's dispatch); to 96 B the data runs into the control block's
+     * second line, closed by its stamp ({@code ShmLevel.STAMP}), above in the exchange area. Every
+     * form, type and op, both roots, bit for bit.
      */
     @Test
-    void twoRanksFrom41To64BytesInEveryForm() {
+    void twoRanksFrom41To104BytesInEveryForm() {
         ThreadRanks.run(2, EXCHANGE, comm -> {
             long seed = 7;
             for (DataType t : DataType.values()) {
-                for (int bytes = 44; bytes <= 64; bytes += 4) {
+                for (int bytes = 44; bytes <= 104; bytes += 4) {
                     if (bytes % t.size != 0) {
                         continue;
                     }
@@ -125,12 +127,12 @@ class CollectiveCorrectnessTest {
      * ordered pair of forms, every type and op, both roots, bit for bit.
      */
     @Test
-    void twoRanksFrom41To64BytesWithADifferentFormOnEachRank() {
+    void twoRanksFrom41To104BytesWithADifferentFormOnEachRank() {
         ThreadRanks.run(2, EXCHANGE, comm -> {
             long seed = 70_000;
             Api[] apis = Api.values();
             for (DataType t : DataType.values()) {
-                for (int bytes : new int[] {44, 48, 60, 64}) {
+                for (int bytes : new int[] {44, 48, 60, 64, 72, 96, 104}) {
                     for (Op op : Op.values()) {
                         if (!op.validFor(t) || bytes % t.size != 0) {
                             continue;

@@ -136,6 +136,43 @@ class MismatchAndFailureTest {
         });
     }
 
+    /**
+     * Two members of a level (two ranks on a socket, or two sockets' leaders on a node) whose calls
+     * differ in size across a layout boundary of the two-member exchange: 40 B (inline in line 0)
+     * against 64 B (into line 1, closed by its stamp), 96 B (stamped) against 104 B (the exchange
+     * area), arrays and direct buffers (the inline, general and pair paths). A reader waits for the
+     * peer's state and reads the stamp beside it; a peer whose call has no stamp must end in the
+     * mismatch on both ranks, never in a wait for a stamp that does not come (until the timeout).
+     */
+    @ParameterizedTest(name = "{0} ranks, {1} socket(s): {2} vs {3} longs, buffers {4}")
+    @CsvSource({
+        "2,1,5,8,false", "2,1,8,5,false", "2,1,8,5,true", "2,1,12,13,false", "2,1,13,12,true", "2,1,12,13,true",
+        "4,2,5,8,false", "4,2,12,13,true", "4,2,8,5,true"})
+    void twoMembersWithAndWithoutTheStampEndWithTheMismatch(int ranks, int sockets, int mine, int odd, boolean buffers) {
+        ThreadRanks.run(ranks, CollectiveCorrectnessTest.EXCHANGE.withSimulatedTopology(1, sockets), comm -> {
+            int n = comm.rank() == ranks - 1 ? odd : mine;
+            long[] in = new long[16];
+            long[] out = new long[16];
+            java.nio.ByteBuffer bin = java.nio.ByteBuffer.allocateDirect(128).order(java.nio.ByteOrder.nativeOrder());
+            java.nio.ByteBuffer bout = java.nio.ByteBuffer.allocateDirect(128).order(java.nio.ByteOrder.nativeOrder());
+            expectMismatch(comm, false, () -> {
+                if (buffers) {
+                    comm.allreduce(bin, 0, bout, 0, n, DataType.LONG, Op.SUM);
+                } else {
+                    comm.allreduce(in, 0, out, 0, n, Op.SUM);
+                }
+            });
+            // and the same call on both afterwards: the stamped layout's data, bit for bit
+            for (int i = 0; i < 12; i++) {
+                in[i] = (comm.rank() + 1L) * (i + 3);
+            }
+            comm.allreduce(in, 0, out, 0, 12, Op.SUM);
+            for (int i = 0; i < 12; i++) {
+                assertEquals(ranks * (ranks + 1L) / 2 * (i + 3), out[i], "element " + i);
+            }
+        });
+    }
+
     @Test
     void messageNamesBothCalls() {
         ThreadRanks.run(2, Config.defaults(), comm -> {
