@@ -92,9 +92,8 @@ class CollectiveCorrectnessTest {
     /**
      * Two ranks on one socket above one line's inline data (40 B) up to 104 B: direct and shared
      * buffers take {@code ExchangeAlgorithm.runPair}, arrays the inline path up to 64 B and the
-     * general one above (the engine's dispatch); to 96 B the data runs into the control block's
-     * second line, closed by its stamp ({@code ShmLevel.STAMP}), above in the exchange area. Every
-     * form, type and op, both roots, bit for bit.
+     * general one above (the engine's dispatch), the data in the exchange area. Every form, type
+     * and op, both roots, bit for bit.
      */
     @Test
     void twoRanksFrom41To104BytesInEveryForm() {

@@ -138,17 +138,17 @@ class MismatchAndFailureTest {
 
     /**
      * Two members of a level (two ranks on a socket, or two sockets' leaders on a node) whose calls
-     * differ in size across a layout boundary of the two-member exchange: 40 B (inline in line 0)
-     * against 64 B (into line 1, closed by its stamp), 96 B (stamped) against 104 B (the exchange
-     * area), arrays and direct buffers (the inline, general and pair paths). A reader waits for the
-     * peer's state and reads the stamp beside it; a peer whose call has no stamp must end in the
-     * mismatch on both ranks, never in a wait for a stamp that does not come (until the timeout).
+     * differ in size across the two-member exchange's boundaries: 40 B (inline in the flag's line,
+     * {@code runInline}) against 64 B (the exchange area; arrays {@code runInline}, buffers
+     * {@code runPair}), 96 B against 104 B (the exchange area; arrays through the general path),
+     * arrays and direct buffers. Each rank reads the other's data from where its own call's size says: both
+     * must end in the mismatch, and the next call on both must be right.
      */
     @ParameterizedTest(name = "{0} ranks, {1} socket(s): {2} vs {3} longs, buffers {4}")
     @CsvSource({
         "2,1,5,8,false", "2,1,8,5,false", "2,1,8,5,true", "2,1,12,13,false", "2,1,13,12,true", "2,1,12,13,true",
         "4,2,5,8,false", "4,2,12,13,true", "4,2,8,5,true"})
-    void twoMembersWithAndWithoutTheStampEndWithTheMismatch(int ranks, int sockets, int mine, int odd, boolean buffers) {
+    void twoMembersAcrossTheExchangeLayoutsEndWithTheMismatch(int ranks, int sockets, int mine, int odd, boolean buffers) {
         ThreadRanks.run(ranks, CollectiveCorrectnessTest.EXCHANGE.withSimulatedTopology(1, sockets), comm -> {
             int n = comm.rank() == ranks - 1 ? odd : mine;
             long[] in = new long[16];
@@ -162,7 +162,7 @@ class MismatchAndFailureTest {
                     comm.allreduce(in, 0, out, 0, n, Op.SUM);
                 }
             });
-            // and the same call on both afterwards: the stamped layout's data, bit for bit
+            // and the same call on both afterwards (96 B), exact
             for (int i = 0; i < 12; i++) {
                 in[i] = (comm.rank() + 1L) * (i + 3);
             }

@@ -15,9 +15,7 @@ import org.sharp4j.tuning.Collective;
  * A tree moves the data up, then the result down: at least two cache-line transfers on the
  * critical path, {@code 2 (a + b m)} with one level (paper 001's cost model), and more with
  * {@code log_k q} levels. Here member m writes its line ({@code ARRIVED}, call signature, up to 40
- * bytes inline; with two members up to 96 bytes running into the block's second line, which a
- * stamp lets the reader poll with the first, {@link ShmLevel#STAMP}; longer data in its exchange
- * area or slot) and reads the q-1 others: one transfer on the critical
+ * bytes inline; longer data in its slot) and reads the q-1 others: one transfer on the critical
  * path, the q-1 reads overlapping as independent misses, {@code a + (q-1) b m} in all. Every
  * member folds the contributions itself, in the bracket of the k-nomial tree of the radix the
  * table gives the call (the tree algorithm's: for k = 2 and 4 members {@code (x0 op x1) op (x2 op
@@ -172,7 +170,7 @@ final class ExchangeAlgorithm {
             // A Reduce's leaf: publish and go (class comment, "Who returns when"). The engine made
             // sure this set is free; member 0 and the root compare the signatures.
             if (bytes > 0) {
-                writeInput(sock, set, s, t, count, bytes);
+                e.src.copyIn(sock, sock.exchangeOff(set, sock.me, bytes), t, 0, count);
             }
             sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
             e.wentAhead(s);
@@ -186,7 +184,8 @@ final class ExchangeAlgorithm {
         if (bytes > 0) {
             // Always a copy, also from the shared buffer: nothing tells a member when the others have
             // read its input (no release follows the fold), and an in-place result would overwrite it.
-            int at = writeInput(sock, set, s, t, count, bytes);
+            int at = sock.exchangeOff(set, sock.me, bytes);
+            e.src.copyIn(sock, at, t, 0, count);
             ShmLevel.copy(own.buf, 0, sock.buf, at, bytes); // not yet published: no transfer
         }
         sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
@@ -205,12 +204,7 @@ final class ExchangeAlgorithm {
                 // Phase 2: the socket leaders exchange their sockets' results in the node segment.
                 final ShmLevel node = e.node;
                 if (bytes > 0) {
-                    if (node.stamped(bytes)) {
-                        ShmLevel.copyWide(node.buf, node.exchangeOff(set, node.me, bytes), acc, 0, bytes);
-                        node.stamp(set, s, bytes);
-                    } else {
-                        ShmLevel.copy(node.buf, node.exchangeOff(set, node.me, bytes), acc, 0, bytes);
-                    }
+                    ShmLevel.copy(node.buf, node.exchangeOff(set, node.me, bytes), acc, 0, bytes);
                 }
                 node.publish(set, ShmLevel.ARRIVED, s, desc, st);
                 fold(node, set, s, desc, count, t, op, bytes, radix);
@@ -263,7 +257,7 @@ final class ExchangeAlgorithm {
     private void runPair(Collective kind, DataType t, Op op, int root, int count, long desc, int radix, long s, int set, int bytes) {
         final ShmLevel sock = e.sock;
         final CallStatus st = e.st;
-        writeInput(sock, set, s, t, count, bytes);
+        e.src.copyIn(sock, sock.exchangeOff(set, sock.me, bytes), t, 0, count);
         sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
         fold(sock, set, s, desc, count, t, op, 0, radix); // the verdict only: no data into the accumulator
         if (!st.ok()) {
@@ -283,26 +277,6 @@ final class ExchangeAlgorithm {
         } else {
             Reductions.combine(t, op, out, outOff, sock.buf, peerOff, x, xOff, count);
         }
-    }
-
-    /**
-     * This rank's input into its exchange data of {@code set} at the socket level, not yet
-     * published; where the layout has a {@link ShmLevel#STAMP} (two members, 41-96 B), copied in
-     * bulk and stamped. Word by word, as the small copies go, the peer polling the stamp's line took
-     * it away between two stores: {@code mpiapps.BackToBack allreduce 64}, 2 ranks, 3 runs each
-     * (2026-12-04, experiment switches in one build): 0.67-0.68x Open MPI Java word by word, 0.60-0.61
-     * in bulk, against 0.63-0.71 for the layout before (no stamp, the exchange area, word by word) and
-     * 0.61-0.66 for that layout in bulk. Returns where the data went.
-     */
-    private int writeInput(ShmLevel sock, int set, long s, DataType t, int count, int bytes) {
-        final int at = sock.exchangeOff(set, sock.me, bytes);
-        if (sock.stamped(bytes)) {
-            e.src.copyInWide(sock, at, t, count);
-            sock.stamp(set, s, bytes);
-        } else {
-            e.src.copyIn(sock, at, t, 0, count);
-        }
-        return at;
     }
 
     /**
@@ -402,12 +376,8 @@ final class ExchangeAlgorithm {
         final int ctl = sock.ctl(set, me);
         final int bytes = t == null ? 0 : count * t.size;
         if (bytes > 0) {
-            final int at = sock.exchangeOff(set, me, bytes); // this rank's control block (two members: lines 0-1 to 96 B), else its exchange area
-            if (sock.stamped(bytes)) {
-                writeInput(sock, set, s, t, count, bytes);
-            } else {
-                InlineData.copyIn(e.src, line, at, t, count);
-            }
+            final int at = sock.exchangeOff(set, me, bytes); // this rank's line, or its exchange area above INLINE_BYTES (two members only)
+            InlineData.copyIn(e.src, line, at, t, count);
             if (kind == Collective.ALLREDUCE || e.rank == root) { // the ranks that fold below (a Reduce's others read no data)
                 InlineData.load(line, at, t, count, own8, own4); // still only this rank's: no transfer
                 if (sock.members != 2) {
@@ -428,17 +398,11 @@ final class ExchangeAlgorithm {
         }
         final Waiter w = e.waiter;
         final int q = sock.members;
-        final boolean stamped = sock.stamped(bytes);
         boolean clean = true;
         for (int m = 0; m < q; m++) {
             if (m != me) {
                 int c = sock.ctl(set, m);
-                if (stamped) {
-                    w.awaitAlong(line, c + ShmLevel.STATE, c + ShmLevel.STAMP, arrived, sock.ranks[m]);
-                    clean &= w.along() >= arrived; // else fold() below names the peer or the mismatch
-                } else {
-                    w.await(line, c + ShmLevel.STATE, arrived, sock.ranks[m]);
-                }
+                w.await(line, c + ShmLevel.STATE, arrived, sock.ranks[m]);
                 clean &= !Desc.differs(Flags.plain(line, c + ShmLevel.DESC), desc) & Flags.plain(line, c + ShmLevel.STATUS) == 0;
             }
         }
@@ -473,22 +437,11 @@ final class ExchangeAlgorithm {
         final Waiter w = e.waiter;
         final long arrived = ShmLevel.enc(s, ShmLevel.ARRIVED);
         final int q = lvl.members;
-        final int layoutBytes = t == null ? 0 : count * t.size; // the layout's, also when only the verdict is wanted (bytes 0)
-        final boolean stamped = lvl.stamped(layoutBytes);
         long d0 = 0;
         for (int m = 0; m < q; m++) {
             int ctl = lvl.ctl(set, m);
-            long d;
-            if (stamped && m != lvl.me) {
-                w.awaitAlong(lvl.buf, ctl + ShmLevel.STATE, ctl + ShmLevel.STAMP, arrived, lvl.ranks[m]);
-                d = Flags.plain(lvl.buf, ctl + ShmLevel.DESC);
-                if (w.along() < arrived && !Desc.differs(d, desc)) {
-                    throw lvl.unstamped(s, m, layoutBytes);
-                }
-            } else {
-                w.await(lvl.buf, ctl + ShmLevel.STATE, arrived, lvl.ranks[m]);
-                d = Flags.plain(lvl.buf, ctl + ShmLevel.DESC);
-            }
+            w.await(lvl.buf, ctl + ShmLevel.STATE, arrived, lvl.ranks[m]);
+            long d = Flags.plain(lvl.buf, ctl + ShmLevel.DESC);
             st.mergeFrom(lvl.buf, ctl);
             if (m == 0) {
                 d0 = d;

@@ -127,17 +127,7 @@ public final class Payload {
 
     /** user[first, first+count) -> segment at {@code segOff}. */
     void copyIn(ShmLevel lvl, int segOff, DataType t, int first, int count) {
-        copyIn(lvl.buf, lvl.ints, lvl.longs, lvl.floats, lvl.doubles, segOff, t, first, count, false);
-    }
-
-    /**
-     * {@link #copyIn(ShmLevel, int, DataType, int, int)} of elements {@code [0, count)} with a bulk copy at every
-     * size (a few wide stores per line, where the small copies store word by word): for lines that a
-     * peer polls while this rank fills them ({@link ShmLevel#STAMP}), which a fill of many stores
-     * lets it take away between two of them.
-     */
-    void copyInWide(ShmLevel lvl, int segOff, DataType t, int count) {
-        copyIn(lvl.buf, lvl.ints, lvl.longs, lvl.floats, lvl.doubles, segOff, t, 0, count, true);
+        copyIn(lvl.buf, lvl.ints, lvl.longs, lvl.floats, lvl.doubles, segOff, t, first, count);
     }
 
     /** Whether {@code src} and {@code dst} share memory (an in-place call) over {@code count} elements. */
@@ -203,17 +193,17 @@ public final class Payload {
 
     /** user[first, first+count) -> a private buffer at byte {@code at}. */
     void copyIn(Views v, int at, DataType t, int first, int count) {
-        copyIn(v.buf, v.ints, v.longs, v.floats, v.doubles, at, t, first, count, false);
+        copyIn(v.buf, v.ints, v.longs, v.floats, v.doubles, at, t, first, count);
     }
 
     /** user[first, first+count) -> {@code buf} at {@code segOff} (the typed views are views of buf). */
     private void copyIn(ByteBuffer buf, java.nio.IntBuffer ints, java.nio.LongBuffer longs, java.nio.FloatBuffer floats,
-            java.nio.DoubleBuffer doubles, int segOff, DataType t, int first, int count, boolean wide) {
+            java.nio.DoubleBuffer doubles, int segOff, DataType t, int first, int count) {
         if (count == 0) {
             return;
         }
         int at = off + first;
-        if (!wide && kind == ARRAY && count * t.size <= SMALL_BYTES) {
+        if (kind == ARRAY && count * t.size <= SMALL_BYTES) {
             smallIn(buf, segOff, t, at, count);
             return;
         }
@@ -228,18 +218,10 @@ public final class Payload {
                 }
                 break;
             case BUFFER:
-                if (wide) {
-                    ShmLevel.copyWide(buf, segOff, buffer, at * t.size, count * t.size);
-                } else {
-                    ShmLevel.copy(buf, segOff, buffer, at * t.size, count * t.size);
-                }
+                ShmLevel.copy(buf, segOff, buffer, at * t.size, count * t.size);
                 break;
             case SHARED:
-                if (wide) {
-                    ShmLevel.copyWide(buf, segOff, sharedLevel.buf, sharedOff + first * t.size, count * t.size);
-                } else {
-                    ShmLevel.copy(buf, segOff, sharedLevel.buf, sharedOff + first * t.size, count * t.size);
-                }
+                ShmLevel.copy(buf, segOff, sharedLevel.buf, sharedOff + first * t.size, count * t.size);
                 break;
             default:
                 throw new IllegalStateException("no input buffer");

@@ -27,8 +27,6 @@ import org.sharp4j.shm.Waiter;
  *                        line 1: +64 mismatch desc A  +72 mismatch desc B (error path only)
  *                                +80..120 released data (40 B): member 0's result when it releases
  *                                a call whose input still sits in line 0 (the exchange)
- *                                two members, the exchange of 41-96 B: +64..120 the data's bytes
- *                                40-95 (running on from line 0), +120 stamp (see STAMP)
  *   progress[j]        128 B per local rank (slow path and diagnostics, but +40): +0 pid, +8 last collective
  *                      entered, +16 global rank it waits for (-1: none), +24 heartbeat (nanoTime of its
  *                      latest failure probe while waiting), +32 last call finished (flat member 0),
@@ -66,7 +64,7 @@ import org.sharp4j.shm.Waiter;
  * writes, and so run at most SETS - 1 calls ahead.
  */
 public final class ShmLevel {
-    static final int MAGIC = 0x53344A4F; // "S4JO" (two members' 41-96 B in the control block; "S4JN" 32 sets; "S4JM" 8 sets; "S4JL" before the exchange areas)
+    static final int MAGIC = 0x53344A4E; // "S4JN" (32 sets; "S4JM" 8 sets; "S4JL" before the exchange areas)
     static final int HEADER = 4096;
     static final int H_MAGIC = 0;
     static final int H_MEMBERS = 4;
@@ -158,40 +156,26 @@ public final class ShmLevel {
      * after the flag. Tried and dropped (2026-12-04, experiment build, 2 ranks, OSU port, 3-4
      * alternating runs): data of 41-80 B running on from line 0 into line 1 of the same 128 B
      * block, in case the pair's adjacent-line prefetch brought the second line with the first: 64 B
-     * Allreduce 0.455 us against 0.405, Reduce 0.36 against 0.31. With two members that layout did
-     * pay once the reader polled the second line with the first and the writer filled it in bulk:
-     * {@link #PAIR_INLINE_BYTES}, {@link #STAMP}.
+     * Allreduce 0.455 us against 0.405, Reduce 0.36 against 0.31.
+     *
+     * <p>Tried and reverted (2026-12-04, commit cf9f7bc and its revert): with two members, 41-96 B
+     * running into line 1 as above, line 1 closed by a stamp ({@code enc(seq, ARRIVED)} at +120,
+     * stored with release after the data) that the reader loaded in every poll of the state, and
+     * the lines filled with a bulk copy (word by word the polling peer took line 1 away between two
+     * stores). A C model (two threads on the two CPUs, 64 B per call over 32 sets, PAUSE in the
+     * spin, 10-12 alternating runs) said it pays: flag line plus an exchange-area line 258-315 ns,
+     * this layout 216-259, line 1 unstamped and unpolled 251-315, one line (8 B) 166-304. In Java
+     * the gain depended on the code's shape more than on the lines: with the stamp's wait inside
+     * {@code fold} and {@code runPair}, the OSU port's 64 B Allreduce took 0.57x Open MPI Java
+     * against 0.61 (medians of 6 rounds alternating with the build before) and
+     * {@code mpiapps.BackToBack allreduce 64} 0.59-0.61 against 0.67-0.78, but 16-32 B lost
+     * 0.01-0.03 and 128-256 B, run after the 64 B rows, 0.03-0.05; moved into methods of its own
+     * (128-256 B even again), 64 B was even too (0.61 against 0.61; BackToBack 0.67-0.68 against
+     * 0.67-0.71).
      */
     public static final int INLINE_BYTES = 40;
     static final int ERR_A = 64;
     static final int ERR_B = 72;
-    /**
-     * With two members, the exchange's data of more than {@link #INLINE_BYTES} and up to this runs
-     * on from line 0 into line 1 of the writer's control block ({@code +24..+120}), and line 1 ends
-     * in a {@link #STAMP}; above it, the exchange area. Both ranks of a two-member level derive the
-     * layout from the call's bytes alone, whichever of the exchange's paths each takes.
-     */
-    public static final int PAIR_INLINE_BYTES = 96;
-    /**
-     * Line 1's last word when it carries data ({@link #stamped}): the writer stores
-     * {@code enc(seq, ARRIVED)} there with a release after its data and before it releases the
-     * state, and the reader loads it in every poll of the state, after the state's acquire
-     * ({@link org.sharp4j.shm.Waiter#awaitAlong}), so that line 1 travels with line 0 instead of
-     * one transfer after it. The state alone orders the data (its release follows every store of
-     * the call); the stamp read after it tells the reader that the writer's call has this layout:
-     * one that published the state without it took another path, and its line 1 is not its data.
-     * Only ever grows (written only with this layout's calls, each later than the last), and never
-     * by the error path ({@link #ERR_A}, {@link #ERR_B} overwrite the data's bytes 40-55 only in a call
-     * whose status says its data is not read).
-     *
-     * <p>Measured first in C (two threads on the two CPUs, a 64 B Allreduce per call over 32 sets,
-     * PAUSE in the spin as {@code Thread.onSpinWait}, 10-12 alternating runs): flag line plus a data
-     * line in the exchange area read after the flag 258-315 ns, this layout 216-259, the data in
-     * line 1 with no stamp and the flag polled alone 251-315, one line (8 B) 166-304. Without the
-     * stamp, the 2026-12-04 experiment recorded at {@link #INLINE_BYTES}; loading exchange-area
-     * lines in the poll, the 2026-12-02 one at {@code ExchangeAlgorithm.runPair}.
-     */
-    static final int STAMP = 120;
     /** Released data in line 1 of member 0's block (see the layout). */
     static final int REL_DATA = 80;
 
@@ -334,31 +318,8 @@ public final class ShmLevel {
 
     /** Where member {@code m}'s data of {@code bytes} lives in {@code set} for the exchange (inline, exchange area or slot). */
     int exchangeOff(int set, int m, int bytes) {
-        return bytes <= INLINE_BYTES || stamped(bytes) ? ctl(set, m) + INLINE
+        return bytes <= INLINE_BYTES ? ctl(set, m) + INLINE
                 : bytes <= EXCHANGE_BYTES ? xdataBase + (set * members + m) * EXCHANGE_STRIDE : slot(set, m);
-    }
-
-    /** Whether the exchange's data of {@code bytes} runs into line 1 of the control block, closed by a {@link #STAMP}. */
-    boolean stamped(int bytes) {
-        return members == 2 && bytes > INLINE_BYTES && bytes <= PAIR_INLINE_BYTES;
-    }
-
-    /** After this member wrote its exchange data of {@code bytes} for {@code seq}, before it publishes: the {@link #STAMP}, if that layout has one. */
-    void stamp(int set, long seq, int bytes) {
-        if (stamped(bytes)) {
-            Flags.release(buf, ctl(set, me) + STAMP, enc(seq, ARRIVED));
-        }
-    }
-
-    /**
-     * Member {@code m} published call {@code seq} with this rank's signature but without the
-     * {@link #STAMP} its data of {@code bytes} carries in this layout: its call took another path
-     * (its line 1 is not its data), which identical tuning on every rank rules out. Off the fast path.
-     */
-    IllegalStateException unstamped(long seq, int m, int bytes) {
-        return new IllegalStateException("rank " + ranks[m] + " published call " + seq + " (" + bytes
-                + " B) without the exchange's data in its control block: the ranks chose different algorithms for the same call"
-                + " (do they all use the same tuning table?)");
     }
 
     /** Where member 0 releases the exchange's result of {@code bytes} in {@code set} (line 1 of its block, the exchange area or the result). */
@@ -560,13 +521,6 @@ public final class ShmLevel {
                 Flags.putInt(dst, dOff + i, Flags.plainInt(src, sOff + i));
             }
         } else if (bytes > 0) {
-            dst.put(dOff, src, sOff, bytes);
-        }
-    }
-
-    /** {@link #copy} with a bulk copy at every size: for lines a peer polls while they are filled ({@link #STAMP}). */
-    static void copyWide(ByteBuffer dst, int dOff, ByteBuffer src, int sOff, int bytes) {
-        if (bytes > 0) {
             dst.put(dOff, src, sOff, bytes);
         }
     }

@@ -215,49 +215,6 @@ public final class Waiter {
     }
 
     /**
-     * The word at {@code alongOff} as {@link #awaitAlong}'s last poll read it, after the flag's
-     * acquire that ended the wait. Written and read by the waiting thread only.
-     */
-    private long along;
-
-    /** What the last {@link #awaitAlong} read at its second offset, after the flag it waited for. */
-    public long along() {
-        return along;
-    }
-
-    /**
-     * {@link #await(ByteBuffer, int, long, int)} that also loads the word at {@code alongOff} (in
-     * another line) in every poll, after the flag's acquire: a line that its writer fills before it
-     * releases the flag then travels with the flag's line instead of one transfer after it (see
-     * {@code ShmLevel.STAMP} for what it measured). The wait ends on the flag alone; {@link #along}
-     * gives what the second load saw, which is at least what the writer stored there before its
-     * release of the flag. Past the first {@link #FIRST_POLLS} polls the wait is the plain one (a
-     * long wait gains nothing from the second line) and the second word is read once after it.
-     */
-    public long awaitAlong(ByteBuffer b, int off, int alongOff, long target, int awaitedRank) {
-        long v = Flags.acquire(b, off);
-        long a = Flags.acquire(b, alongOff);
-        if (v >= target) {
-            along = a;
-            return v;
-        }
-        if (spinNanos > 0) {
-            for (int i = 0; i < FIRST_POLLS; i++) {
-                Thread.onSpinWait();
-                v = Flags.acquire(b, off);
-                a = Flags.acquire(b, alongOff);
-                if (v >= target) {
-                    along = a;
-                    return v;
-                }
-            }
-        }
-        v = awaitSlow(b, off, target, awaitedRank);
-        along = Flags.acquire(b, alongOff);
-        return v;
-    }
-
-    /**
      * Waits until {@code c.done()}, with the same spin, yield, park and failure probing as for
      * flags; {@code awaitedRank} is the (global) rank blamed if it never happens.
      */
