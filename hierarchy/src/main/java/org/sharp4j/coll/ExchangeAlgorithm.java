@@ -271,10 +271,7 @@ final class ExchangeAlgorithm {
         final CallStatus st = e.st;
         e.src.copyIn(sock, sock.exchangeOff(set, sock.me, bytes), t, 0, count);
         sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
-        final int peer = 1 - sock.me;
-        final int c = sock.ctl(set, peer);
-        e.waiter.await(sock.buf, c + ShmLevel.STATE, ShmLevel.enc(s, ShmLevel.ARRIVED), sock.ranks[peer]);
-        if (Desc.differs(Flags.plain(sock.buf, c + ShmLevel.DESC), desc) | Flags.plain(sock.buf, c + ShmLevel.STATUS) != 0) {
+        if (!arrivedClean(sock, e.waiter, set, 1 - sock.me, ShmLevel.enc(s, ShmLevel.ARRIVED), desc)) {
             fold(sock, set, s, desc, count, t, op, 0, radix); // the verdict exactly as run() reaches it
             if (!st.ok()) {
                 throw sock.verdictFailed(set, s, desc, st);
@@ -418,9 +415,7 @@ final class ExchangeAlgorithm {
         boolean clean = true;
         for (int m = 0; m < q; m++) {
             if (m != me) {
-                int c = sock.ctl(set, m);
-                w.await(line, c + ShmLevel.STATE, arrived, sock.ranks[m]);
-                clean &= !Desc.differs(Flags.plain(line, c + ShmLevel.DESC), desc) & Flags.plain(line, c + ShmLevel.STATUS) == 0;
+                clean &= arrivedClean(sock, w, set, m, arrived, desc);
             }
         }
         if (!clean) {
@@ -443,6 +438,20 @@ final class ExchangeAlgorithm {
                 e.dst.copyOutFrom(accViews, t, count);
             }
         }
+    }
+
+    /**
+     * The lean verdict of {@link #runInline} and {@link #runPair}: waits for member {@code m}'s
+     * ARRIVED of this call ({@code arrived}; the acquire that makes its line's words visible) and says
+     * whether the signature it published equals {@code desc} and its status is clean, reading them
+     * from the line that wait just fetched. When it says no, the caller runs {@link #fold} without
+     * data, which builds the exception {@link #run} would (member 0's signature against every
+     * member's, statuses merged). Small enough for C2 to inline into both (it did: PrintInlining).
+     */
+    private static boolean arrivedClean(ShmLevel lvl, Waiter w, int set, int m, long arrived, long desc) {
+        final int c = lvl.ctl(set, m);
+        w.await(lvl.buf, c + ShmLevel.STATE, arrived, lvl.ranks[m]);
+        return !Desc.differs(Flags.plain(lvl.buf, c + ShmLevel.DESC), desc) & Flags.plain(lvl.buf, c + ShmLevel.STATUS) == 0;
     }
 
     /**
