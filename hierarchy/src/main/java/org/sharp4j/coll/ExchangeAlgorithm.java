@@ -375,10 +375,17 @@ final class ExchangeAlgorithm {
      * against every member's, statuses merged) run, reading the same published lines again. With
      * two members the fold is {@code x0 op x1} straight into the user's output
      * ({@link InlineData#fold2}; the same bits as the bracket, which for two members is that one
-     * operation), this rank's own operand from a private copy taken before it published: read
-     * back from its line after the peer fetched that line, it cost another cache-line transfer
-     * (measured: +200 ns in this VM's slow phase, where a transfer costs 150-300 ns). With more
-     * members, the bracket into the private accumulator as in {@link #run}.
+     * operation), this rank's own operand read from its input ({@link InlineData#loadFrom}), never
+     * back from its published line: read back after the peer fetched that line, it cost another
+     * cache-line transfer (measured: +200 ns in this VM's slow phase, where a transfer costs
+     * 150-300 ns). Read back right after this rank's own stores it cost as much whenever the peer
+     * was polling that line: a Reduce's leaf that runs ahead waits at the reuse gate on the root's
+     * line of the very set the root is writing, and the root's loads of its own fresh words then
+     * waited for the line's round trips (perf, OsuDirect Reduce of 12-32 B through the agent, 2
+     * ranks: the root's samples on those loads; its P50 0.24-0.26 us against 0.10-0.11 at 8 and
+     * 24 B, whose loads C2 had folded into the stores). A two-member Reduce's root publishes no
+     * data at all: nobody reads it, and fewer stores into the polled line leave fewer to bounce.
+     * With more members, the bracket into the private accumulator as in {@link #run}.
      */
     void runInline(Collective kind, DataType t, Op op, int root, int count, long desc, int radix) {
         final Engine e = this.e;
@@ -390,11 +397,14 @@ final class ExchangeAlgorithm {
         final int ctl = sock.ctl(set, me);
         final int bytes = t == null ? 0 : count * t.size;
         if (bytes > 0) {
-            final int at = sock.exchangeOff(set, me, bytes); // this rank's line, or its exchange area above INLINE_BYTES (two members only)
-            InlineData.copyIn(e.src, line, at, t, count);
-            if (kind == Collective.ALLREDUCE || e.rank == root) { // the ranks that fold below (a Reduce's others read no data)
-                InlineData.load(line, at, t, count, own8, own4); // still only this rank's: no transfer
-                if (sock.members != 2) {
+            final boolean folds = kind == Collective.ALLREDUCE || e.rank == root; // the ranks that fold below (a Reduce's others read no data)
+            if (folds && sock.members == 2) {
+                InlineData.loadFrom(e.src, t, count, own8, own4); // the private operand, from the input (never from the line)
+            }
+            if (kind != Collective.REDUCE || e.rank != root || sock.members != 2) { // a two-member Reduce's root publishes no data
+                final int at = sock.exchangeOff(set, me, bytes); // this rank's line, or its exchange area above INLINE_BYTES (two members only)
+                InlineData.copyIn(e.src, line, at, t, count);
+                if (folds && sock.members != 2) {
                     ShmLevel.copy(own.buf, 0, line, at, bytes); // for subtree(), which folds other than two members
                 }
             }

@@ -86,9 +86,59 @@ final class InlineData {
     }
 
     /**
+     * {@code src}'s elements {@code [0, count)} (its offset applied) as bit patterns into
+     * {@code to8} (8-byte types) or {@code to4} (4-byte ones): this rank's own operand, from its
+     * input, which no other rank writes or reads.
+     */
+    static void loadFrom(Payload src, DataType t, int count, long[] to8, int[] to4) {
+        final int off = src.off;
+        switch (src.kind) {
+            case Payload.ARRAY:
+                switch (t) {
+                    case DOUBLE: {
+                        double[] a = (double[]) src.array;
+                        for (int i = 0; i < count; i++) {
+                            to8[i] = Double.doubleToRawLongBits(a[off + i]);
+                        }
+                        return;
+                    }
+                    case LONG: {
+                        long[] a = (long[]) src.array;
+                        for (int i = 0; i < count; i++) {
+                            to8[i] = a[off + i];
+                        }
+                        return;
+                    }
+                    case FLOAT: {
+                        float[] a = (float[]) src.array;
+                        for (int i = 0; i < count; i++) {
+                            to4[i] = Float.floatToRawIntBits(a[off + i]);
+                        }
+                        return;
+                    }
+                    default: {
+                        int[] a = (int[]) src.array;
+                        for (int i = 0; i < count; i++) {
+                            to4[i] = a[off + i];
+                        }
+                        return;
+                    }
+                }
+            case Payload.BUFFER:
+                load(src.buffer, off * t.size, t, count, to8, to4);
+                return;
+            case Payload.SHARED:
+                load(src.sharedLevel.buf, src.sharedOff, t, count, to8, to4);
+                return;
+            default:
+                throw new IllegalStateException("no input buffer");
+        }
+    }
+
+    /**
      * Reads {@code count} elements of {@code t} at {@code line[at]} as bit patterns into
-     * {@code to8} (8-byte types) or {@code to4} (4-byte types): a member's contribution into this
-     * rank's private operands.
+     * {@code to8} (8-byte types) or {@code to4} (4-byte types): a member's contribution (or this
+     * rank's input) into this rank's private operands.
      */
     static void load(ByteBuffer line, int at, DataType t, int count, long[] to8, int[] to4) {
         if (t.size == 8) {
