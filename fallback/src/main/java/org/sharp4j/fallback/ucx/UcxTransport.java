@@ -459,6 +459,7 @@ public final class UcxTransport implements Transport {
 
         private static String tryLoad() {
             try {
+                UcxMemoryHooks.beforeUcxLoads(); // before libucs's constructor patches libc under the JVM's threads
                 org.openucx.jucx.NativeLibs.load();
                 new UcpParams().requestTagFeature(); // initialises UcpConstants: the first call into libjucx
                 removeExtractedLibrary();
