@@ -381,8 +381,8 @@ final class ExchangeAlgorithm {
      * 150-300 ns). Read back right after this rank's own stores it cost as much whenever the peer
      * was polling that line: a Reduce's leaf that runs ahead waits at the reuse gate on the root's
      * line of the very set the root is writing, and the root's loads of its own fresh words then
-     * waited for the line's round trips (perf, OsuDirect Reduce of 12-32 B through the agent, 2
-     * ranks: the root's samples on those loads; its P50 0.24-0.26 us against 0.10-0.11 at 8 and
+     * waited for the line's round trips (perf, OsuDirect Reduce of 12-40 B through the agent, 2
+     * ranks: the root's samples on those loads; its P50 0.18-0.26 us against 0.10-0.11 at 8 and
      * 24 B, whose loads C2 had folded into the stores). A two-member Reduce's root publishes no
      * data at all: nobody reads it, and fewer stores into the polled line leave fewer to bounce.
      * With more members, the bracket into the private accumulator as in {@link #run}.
