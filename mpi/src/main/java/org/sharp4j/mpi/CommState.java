@@ -137,6 +137,7 @@ final class CommState {
                 return;
             }
             communicator = c;
+            collectSetUpGarbage();
             log(rank == 0, "sharp4j-mpi: sharp4j communicator on {}: {} ranks, {} node(s), inter-node step: {}; set up in {} ms",
                     name, size, c.topology().nodeCount(), c.interNode(), (System.nanoTime() - t0) / 1_000_000);
         } catch (MPIException e) {
@@ -151,6 +152,46 @@ final class CommState {
                 creator = null;
                 notifyAll();
             }
+        }
+    }
+
+    /** Set by the first set-up that gets to {@link #collectSetUpGarbage} (any thread's: compareAndSet). */
+    private static final java.util.concurrent.atomic.AtomicBoolean SET_UP_COLLECTED = new java.util.concurrent.atomic.AtomicBoolean();
+
+    /** The heap in use (bytes) above which {@link #collectSetUpGarbage} leaves the collector alone: 512 MiB. */
+    static final long GC_AFTER_SET_UP_MAX_USED = 512L << 20;
+
+    /**
+     * Once per process, at the end of the first successful set-up: {@link System#gc()}, unless
+     * {@value Sharp4jAgent#GC_AFTER_SET_UP_PROPERTY} is {@code false} (with
+     * {@code -XX:+DisableExplicitGC} it does nothing; with G1's {@code -XX:+ExplicitGCInvokesConcurrent}
+     * it is a concurrent cycle). Why: installing the agent (Byte Buddy parsing and rewriting
+     * {@code mpi.Comm}), loading sharp4j's classes and warming the engine leave about 65 MB of garbage
+     * (JFR allocation samples, 2026-12-06: class bytes read from the jar, Byte Buddy's type pool,
+     * the warm-up's arrays), where Open MPI's bindings alone leave almost none. A young generation
+     * sized for a small heap (Serial, {@code -Xmx256m}: a 68 MB eden) then fills in the program's
+     * first timed loop and stops every thread for 25-35 ms there: in an OSU-style benchmark through
+     * the agent one row's average became 2-17x its median ({@code osu-direct-agent.sh allreduce},
+     * 5,000 calls per size) while Open MPI alone ran the whole benchmark without a collection.
+     * Collected here, inside the first collective call that already takes a second or more to set
+     * up, the pause is paid where nobody times it (measured there: a full collection of 58 MB to
+     * 4 MB, 45-50 ms, and none in the timed loops). Rank by rank: no rank waits for another's
+     * collection here (the next collective does, once). Only while at most
+     * {@link #GC_AFTER_SET_UP_MAX_USED} of heap is in use: a program that has already filled a large
+     * heap before its first collective would pay a full collection of all of it, and the set-up's
+     * garbage is then a small part of what its own young collections handle anyway.
+     */
+    private static void collectSetUpGarbage() {
+        if (System.getProperty(Sharp4jAgent.GC_AFTER_SET_UP_PROPERTY, "true").trim().equalsIgnoreCase("false")
+                || !SET_UP_COLLECTED.compareAndSet(false, true)) {
+            return;
+        }
+        Runtime rt = Runtime.getRuntime();
+        long used = rt.totalMemory() - rt.freeMemory();
+        if (used <= GC_AFTER_SET_UP_MAX_USED) {
+            System.gc();
+        } else {
+            LOG.debug("sharp4j-mpi: no collection after set-up: {} MB of heap in use", used >> 20);
         }
     }
 

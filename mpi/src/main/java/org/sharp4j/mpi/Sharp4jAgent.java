@@ -48,6 +48,12 @@ public final class Sharp4jAgent {
     /** {@code -Dsharp4j.mpi.jitDirective=false}: the agent leaves the JIT as it is ({@link JitDirective}). */
     public static final String JIT_DIRECTIVE_PROPERTY = "sharp4j.mpi.jitDirective";
 
+    /**
+     * {@code -Dsharp4j.mpi.gcAfterSetUp=false}: no garbage collection at the end of the first communicator's set-up
+     * (see {@link CommState#collectSetUpGarbage}).
+     */
+    public static final String GC_AFTER_SET_UP_PROPERTY = "sharp4j.mpi.gcAfterSetUp";
+
     private Sharp4jAgent() {
     }
 
