@@ -170,9 +170,10 @@ final class CommState {
      * (JFR allocation samples, 2026-12-06: class bytes read from the jar, Byte Buddy's type pool,
      * the warm-up's arrays), where Open MPI's bindings alone leave almost none. A young generation
      * sized for a small heap (Serial, {@code -Xmx256m}: a 68 MB eden) then fills in the program's
-     * first timed loop and stops every thread for 25-35 ms there: in an OSU-style benchmark through
-     * the agent one row's average became 2-17x its median ({@code osu-direct-agent.sh allreduce},
-     * 5,000 calls per size) while Open MPI alone ran the whole benchmark without a collection.
+     * first timed loop and stops every thread there, once per rank: 24-35 ms on JDK 17, 27-79 ms on
+     * Temurin 25 ({@code mpiapps.OsuDirect allreduce float bytebuffer 4 4096 5000} with
+     * {@code -Xlog:gc}), while Open MPI alone ran the whole benchmark without a collection. Spread
+     * over one row of 5,000 calls of 0.2-0.4 us, one such pause adds 5-16 us to its average.
      * Collected here, inside the first collective call that already takes a second or more to set
      * up, the pause is paid where nobody times it (measured there: a full collection of 58 MB to
      * 4 MB, 45-50 ms, and none in the timed loops). Rank by rank: no rank waits for another's
