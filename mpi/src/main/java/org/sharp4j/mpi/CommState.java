@@ -4,6 +4,7 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicBoolean;
 import mpi.Intracomm;
 import mpi.MPI;
 import mpi.MPIException;
@@ -156,7 +157,7 @@ final class CommState {
     }
 
     /** Set by the first set-up that gets to {@link #collectSetUpGarbage} (any thread's: compareAndSet). */
-    private static final java.util.concurrent.atomic.AtomicBoolean SET_UP_COLLECTED = new java.util.concurrent.atomic.AtomicBoolean();
+    private static final AtomicBoolean SET_UP_COLLECTED = new AtomicBoolean();
 
     /** The heap in use (bytes) above which {@link #collectSetUpGarbage} leaves the collector alone: 512 MiB. */
     static final long GC_AFTER_SET_UP_MAX_USED = 512L << 20;

@@ -347,19 +347,16 @@ class MpiAgentIT {
     @Test
     @Order(5)
     void setUpGarbageIsCollectedAtSetUpNotInTheTimedCalls() throws Exception {
-        List<String> gc = List.of("-XX:+UseSerialGC", "-Xlog:gc:stdout");
-        String[] program = {"mpiapps.OsuDirect", "allreduce", "float", "bytebuffer", "4", "4096", "5000", "100", "1000"};
+        String[] osu = {"allreduce", "float", "bytebuffer", "4", "4096", "5000", "100", "1000"};
         List<String> on = new java.util.ArrayList<>(agent(true));
-        on.addAll(gc);
-        Procs.Result r = Mpirun.run(2, Procs.java(), List.of(), on, programCp, program[0], List.of(),
-                java.util.Arrays.copyOfRange(program, 1, program.length));
+        on.addAll(List.of("-XX:+UseSerialGC", "-Xlog:gc:stdout"));
+        Procs.Result r = Mpirun.run(2, Procs.java(), List.of(), on, programCp, "mpiapps.OsuDirect", List.of(), osu);
         assertEquals(0, r.exit(), r::toString);
         assertEquals(2, count(r.out(), "Pause Full (System.gc())"), r::toString);
         assertEquals(0, count(r.out(), "Pause Young"), () -> "a young collection during the program's calls\n" + r);
         List<String> off = new java.util.ArrayList<>(on);
         off.add("-D" + Sharp4jAgent.GC_AFTER_SET_UP_PROPERTY + "=false");
-        Procs.Result o = Mpirun.run(2, Procs.java(), List.of(), off, programCp, program[0], List.of(),
-                java.util.Arrays.copyOfRange(program, 1, program.length));
+        Procs.Result o = Mpirun.run(2, Procs.java(), List.of(), off, programCp, "mpiapps.OsuDirect", List.of(), osu);
         assertEquals(0, o.exit(), o::toString);
         assertEquals(0, count(o.out(), "System.gc()"), o::toString);
     }
