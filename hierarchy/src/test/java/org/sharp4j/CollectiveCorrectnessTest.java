@@ -89,18 +89,22 @@ class CollectiveCorrectnessTest {
         });
     }
 
+    /** Sizes of the two-rank exchange above the inline data: every 4 B to 104 B, then each data line count's edges up to 256 B (the exchange area) and one past it. */
+    static final int[] PAIR_SIZES = {44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 148, 152, 156, 200, 204, 208, 212,
+        248, 252, 256, 264};
+
     /**
-     * Two ranks on one socket above one line's inline data (40 B) up to 104 B: direct and shared
-     * buffers take {@code ExchangeAlgorithm.runPair}, arrays the inline path up to 64 B and the
-     * general one above (the engine's dispatch), the data in the exchange area. Every form, type
-     * and op, both roots, bit for bit.
+     * Two ranks on one socket above one line's inline data (40 B) up to 256 B and just past it:
+     * direct and shared buffers take {@code ExchangeAlgorithm.runPair}, arrays the inline path up
+     * to 64 B and the general one above (the engine's dispatch), the data in the exchange area up
+     * to 256 B. Every form, type and op, both roots, bit for bit.
      */
     @Test
-    void twoRanksFrom41To104BytesInEveryForm() {
+    void twoRanksFrom41To256BytesInEveryForm() {
         ThreadRanks.run(2, EXCHANGE, comm -> {
             long seed = 7;
             for (DataType t : DataType.values()) {
-                for (int bytes = 44; bytes <= 104; bytes += 4) {
+                for (int bytes : PAIR_SIZES) {
                     if (bytes % t.size != 0) {
                         continue;
                     }
@@ -121,17 +125,18 @@ class CollectiveCorrectnessTest {
 
     /**
      * The same sizes with the two ranks on different forms in one call (one passes arrays and takes
-     * the inline lane, the other buffers and takes {@code runPair}, or the shared buffer, in place...):
+     * the inline lane or the general path, the other buffers and takes {@code runPair}, or the
+     * shared buffer, in place...):
      * both paths must put the data where the other reads it and publish the same signature. Every
      * ordered pair of forms, every type and op, both roots, bit for bit.
      */
     @Test
-    void twoRanksFrom41To104BytesWithADifferentFormOnEachRank() {
+    void twoRanksFrom41To256BytesWithADifferentFormOnEachRank() {
         ThreadRanks.run(2, EXCHANGE, comm -> {
             long seed = 70_000;
             Api[] apis = Api.values();
             for (DataType t : DataType.values()) {
-                for (int bytes : new int[] {44, 48, 60, 64, 72, 96, 104}) {
+                for (int bytes : new int[] {44, 48, 60, 64, 72, 96, 104, 152, 208, 256}) {
                     for (Op op : Op.values()) {
                         if (!op.validFor(t) || bytes % t.size != 0) {
                             continue;

@@ -140,21 +140,23 @@ class MismatchAndFailureTest {
      * Two members of a level (two ranks on a socket, or two sockets' leaders on a node) whose calls
      * differ in size across the two-member exchange's boundaries: 40 B (inline in the flag's line,
      * {@code runInline}) against 64 B (the exchange area; arrays {@code runInline}, buffers
-     * {@code runPair}), 96 B against 104 B (the exchange area; arrays through the general path),
-     * arrays and direct buffers. Each rank reads the other's data from where its own call's size says: both
+     * {@code runPair}), 96 B against 104 B (one data line against two), 104 B against 240 B (two
+     * against four), 40 B against 256 B, 256 B (the exchange area's last size) against 264 B (the
+     * slots). Arrays and direct buffers. Each rank reads the other's data from where its own call's size says: both
      * must end in the mismatch, and the next call on both must be right.
      */
     @ParameterizedTest(name = "{0} ranks, {1} socket(s): {2} vs {3} longs, buffers {4}")
     @CsvSource({
         "2,1,5,8,false", "2,1,8,5,false", "2,1,8,5,true", "2,1,12,13,false", "2,1,13,12,true", "2,1,12,13,true",
-        "4,2,5,8,false", "4,2,12,13,true", "4,2,8,5,true"})
+        "4,2,5,8,false", "4,2,12,13,true", "4,2,8,5,true",
+        "2,1,5,32,true", "2,1,32,5,false", "2,1,13,30,true", "2,1,30,13,false", "2,1,32,33,true", "2,1,33,32,false"})
     void twoMembersAcrossTheExchangeLayoutsEndWithTheMismatch(int ranks, int sockets, int mine, int odd, boolean buffers) {
         ThreadRanks.run(ranks, CollectiveCorrectnessTest.EXCHANGE.withSimulatedTopology(1, sockets), comm -> {
             int n = comm.rank() == ranks - 1 ? odd : mine;
-            long[] in = new long[16];
-            long[] out = new long[16];
-            java.nio.ByteBuffer bin = java.nio.ByteBuffer.allocateDirect(128).order(java.nio.ByteOrder.nativeOrder());
-            java.nio.ByteBuffer bout = java.nio.ByteBuffer.allocateDirect(128).order(java.nio.ByteOrder.nativeOrder());
+            long[] in = new long[40];
+            long[] out = new long[40];
+            java.nio.ByteBuffer bin = java.nio.ByteBuffer.allocateDirect(320).order(java.nio.ByteOrder.nativeOrder());
+            java.nio.ByteBuffer bout = java.nio.ByteBuffer.allocateDirect(320).order(java.nio.ByteOrder.nativeOrder());
             expectMismatch(comm, false, () -> {
                 if (buffers) {
                     comm.allreduce(bin, 0, bout, 0, n, DataType.LONG, Op.SUM);
