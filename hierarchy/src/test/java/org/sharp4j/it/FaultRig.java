@@ -19,6 +19,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.sharp4j.testkit.OmpiSessions;
 
 /**
  * The fault-injection suite's harness (issue 16): starts a job (any command: the embedded launcher,
@@ -41,6 +42,9 @@ public final class FaultRig implements AutoCloseable {
     public final Process process;
     public final List<String> lines = Collections.synchronizedList(new ArrayList<>());
     final Path cwd;
+    private final List<String> command;
+    /** The job's Open MPI session base under {@link #cwd} (mpirun jobs only, else null). */
+    private final Path sessions;
     private final Thread reader;
     private final Set<String> shmBefore;
     private final Set<String> tmpBefore;
@@ -49,6 +53,7 @@ public final class FaultRig implements AutoCloseable {
 
     public FaultRig(List<String> command, List<String> env) throws IOException {
         this.cwd = Files.createTempDirectory("sharp4j-fault");
+        this.command = List.copyOf(command);
         this.shmBefore = list(SHM);
         this.tmpBefore = list(TMP);
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).directory(cwd.toFile());
@@ -56,6 +61,12 @@ public final class FaultRig implements AutoCloseable {
         for (String kv : env) {
             int eq = kv.indexOf('=');
             pb.environment().put(kv.substring(0, eq), kv.substring(eq + 1));
+        }
+        // An mpirun job's session directories in the job's own directory (OmpiSessions), checked and removed by close()
+        boolean ownSessions = OmpiSessions.isMpirun(command) && !pb.environment().containsKey(OmpiSessions.VAR);
+        this.sessions = ownSessions ? Files.createDirectory(cwd.resolve("s")) : null;
+        if (ownSessions) {
+            pb.environment().put(OmpiSessions.VAR, sessions.toString());
         }
         process = pb.start();
         reader = new Thread(() -> {
@@ -341,9 +352,19 @@ public final class FaultRig implements AutoCloseable {
         if (process.isAlive()) {
             process.descendants().forEach(ProcessHandle::destroyForcibly);
             process.destroyForcibly();
+            try {
+                process.waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
+        // a job this rig had to kill counts as abnormal (-1) whatever it would have exited with
+        String left = OmpiSessions.check(sessions, command, process.isAlive() ? -1 : process.exitValue());
         try (Stream<Path> s = Files.walk(cwd)) {
             s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+        if (left != null) {
+            throw new AssertionError(left);
         }
     }
 }

@@ -21,6 +21,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.sharp4j.testkit.OmpiSessions;
 
 /**
  * Real processes started by Open MPI's {@code mpirun}: the ranks find each other through PMIx
@@ -86,32 +87,45 @@ class PmixProcessTest {
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         pb.environment().keySet().removeIf(k -> k.startsWith("PMIX_") || k.startsWith("SHARP4J_") || k.startsWith("OMPI_"));
         pb.environment().putAll(env);
-        Process p = pb.start();
-        List<String> lines = new ArrayList<>();
-        Thread reader = new Thread(() -> {
-            try {
-                String all = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-                synchronized (lines) {
-                    lines.addAll(Arrays.asList(all.split("\n")));
+        Path sessions = OmpiSessions.baseFor(cmd, env);
+        if (sessions != null) {
+            pb.environment().put(OmpiSessions.VAR, sessions.toString());
+        }
+        int exit = -1;
+        try {
+            Process p = pb.start();
+            List<String> lines = new ArrayList<>();
+            Thread reader = new Thread(() -> {
+                try {
+                    String all = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                    synchronized (lines) {
+                        lines.addAll(Arrays.asList(all.split("\n")));
+                    }
+                } catch (IOException ignored) {
+                    // process ended
                 }
-            } catch (IOException ignored) {
-                // process ended
+            });
+            reader.start();
+            if (!p.waitFor(180, TimeUnit.SECONDS)) {
+                p.descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly();
+                reader.join(5000);
+                throw new AssertionError("did not finish within 180 s: " + cmd + "\n" + String.join("\n", lines));
             }
-        });
-        reader.start();
-        if (!p.waitFor(180, TimeUnit.SECONDS)) {
-            p.descendants().forEach(ProcessHandle::destroyForcibly);
-            p.destroyForcibly();
-            reader.join(5000);
-            throw new AssertionError("did not finish within 180 s: " + cmd + "\n" + String.join("\n", lines));
+            reader.join(10_000);
+            String out;
+            synchronized (lines) {
+                out = String.join("\n", lines);
+            }
+            exit = p.exitValue();
+            assertEquals(0, exit, cmd + " failed:\n" + out);
+            return out;
+        } finally {
+            String left = OmpiSessions.check(sessions, cmd, exit);
+            if (left != null) {
+                throw new AssertionError(left);
+            }
         }
-        reader.join(10_000);
-        String out;
-        synchronized (lines) {
-            out = String.join("\n", lines);
-        }
-        assertEquals(0, p.exitValue(), cmd + " failed:\n" + out);
-        return out;
     }
 
     static String mpirunJob(int np, String bootstrapProperty, String... args) throws Exception {

@@ -64,14 +64,23 @@ public final class Procs {
         return run(command, m, timeoutSeconds);
     }
 
-    /** Runs the command with {@code env} added to this JVM's environment; stdout and stderr apart. */
+    /**
+     * Runs the command with {@code env} added to this JVM's environment; stdout and stderr apart. An
+     * mpirun job gets session directories of its own ({@link OmpiSessions}): if a job that exited 0 left
+     * them, this throws, naming the job.
+     */
     public static Result run(List<String> command, Map<String, String> env, long timeoutSeconds) throws IOException, InterruptedException {
         Path out = Files.createTempFile("procs-out", ".txt");
         Path err = Files.createTempFile("procs-err", ".txt");
+        Path sessions = OmpiSessions.baseFor(command, env);
+        int exit = -1;
         try {
             ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile());
             pb.environment().remove("JAVA_TOOL_OPTIONS");
             pb.environment().putAll(env);
+            if (sessions != null) {
+                pb.environment().put(OmpiSessions.VAR, sessions.toString());
+            }
             Process p = pb.start();
             if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
                 p.descendants().forEach(ProcessHandle::destroyForcibly);
@@ -80,10 +89,15 @@ public final class Procs {
                 throw new AssertionError("timed out after " + timeoutSeconds + " s: " + String.join(" ", command) + "\n"
                         + Files.readString(out, StandardCharsets.UTF_8) + Files.readString(err, StandardCharsets.UTF_8));
             }
-            return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8));
+            exit = p.exitValue();
+            return new Result(exit, Files.readString(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8));
         } finally {
             Files.deleteIfExists(out);
             Files.deleteIfExists(err);
+            String left = OmpiSessions.check(sessions, command, exit);
+            if (left != null) {
+                throw new AssertionError(left);
+            }
         }
     }
 
