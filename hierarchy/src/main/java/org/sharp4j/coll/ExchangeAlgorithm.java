@@ -265,6 +265,17 @@ final class ExchangeAlgorithm {
      * root's copy of its operand into its exchange area (nobody reads it) changed nothing (same
      * command, Reduce, 10 rounds each: 0.51-0.56x Open MPI Java against 0.51-0.55x), so the
      * root publishes like every member.
+     *
+     * <p>Tried and dropped (2026-12-06, 2 ranks, Allreduce, {@code rig-compare.sh node:2 allreduce
+     * 64:256 10000 1}, both layouts in one build switched by a property, runs alternating): every
+     * line its own arrival stamp (the control line with the first 40 B, then lines of an 8-byte
+     * stamp and 56 B of data, the reader polling all of them together until each shows the call's
+     * stamp), which a C model of two processes on this machine had put at 0.65-0.75x the flag-last
+     * layout per call. Here it lost in every variant: 128 B 0.46-0.58 us against 0.36-0.44, 256 B
+     * 0.52-0.87 against 0.38-0.48 (x Open MPI Java 0.75-1.40 against 0.58-0.63), 64 B even.
+     * Publishing the control line last, waiting for it before the stamps, putting all the data in
+     * stamped lines, or gathering the peer's pieces into one buffer for a single fold changed the
+     * size of the loss, not its sign.
      */
     private void runPair(Collective kind, DataType t, Op op, int root, int count, long desc, int radix, long s, int set, int bytes) {
         final ShmLevel sock = e.sock;
