@@ -334,6 +334,7 @@ public final class Osu {
                         jitSettle(b);
                     }
                 }
+                harnessWarmup(o, backends, null, List.of(0), 0, table, compare);
                 Measured m = measure(o, backends, null, 0, iters, skip);
                 Stats[] st = m.stats();
                 if (print) {
@@ -522,7 +523,15 @@ public final class Osu {
      * pass (the row's iterations, at most 64 MiB of data per size) whose results are dropped, twice,
      * then the JIT settles.
      * Without it the JIT compiled them during the first rows (the timing loop reached C2 only at
-     * the sixth row), on a core that a spinning rank needs.
+     * the sixth row), on a core that a spinning rank needs. Barrier's single row ({@code counts}
+     * {@code [0]}, no buffers) too: without it the timing loop ({@code runBlock}, OSR at tier 3 then
+     * 4) and the sort of each block's median were compiled during the row's own blocks, and each
+     * rank's C2 thread, bound to the rank's core, took it a scheduler tick at a time: about ten
+     * calls of 2-8 ms per 100,000, 20-45 ms in all ({@code -XX:+PrintCompilation} and
+     * {@code perf sched timehist}: the C2 thread on the core during the stalls). OSU port, 2 ranks,
+     * {@code -i 100000 -x 1000 -z --compare mpi --blocks 4}, 6 runs alternating with the build
+     * before: sharp4j's average 1.03-1.09x its P50 in 5 runs, 1.20 in one, against 1.57-2.28x
+     * before; Open MPI Java's in the same processes 1.05-1.34x against 1.41-2.32x.
      */
     static void harnessWarmup(OsuOptions o, List<Backend> backends, Buffers[] bufs, List<Integer> counts, int typeBytes, Table table,
             boolean compare) {
@@ -531,8 +540,8 @@ public final class Osu {
         }
         for (int round = 0; round < 2; round++) {
             for (int count : counts) {
-                long bytes = Math.max(1L, (long) count * typeBytes);
-                int iters = (int) Math.max(2, Math.min(o.iterationsFor(bytes), (64L << 20) / bytes));
+                long bytes = (long) count * typeBytes;
+                int iters = (int) Math.max(2, Math.min(o.iterationsFor(bytes), (64L << 20) / Math.max(1L, bytes)));
                 // OMB's untimed calls too: a dry pass without them let C2 drop their branch, and the first row deoptimized the loop
                 Measured m = measure(o, backends, bufs, count, iters, Math.min(o.warmupFor(bytes), iters));
                 Stats[] st = m.stats();

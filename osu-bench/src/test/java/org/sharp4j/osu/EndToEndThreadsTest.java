@@ -75,6 +75,35 @@ class EndToEndThreadsTest {
         assertTrue(Pattern.compile("(?m)^ +\\d+\\.\\d\\d$").matcher(out).find());
     }
 
+    /**
+     * osu_barrier's table runs after the harness's dry pass (Osu.harnessWarmup: the row's loop twice,
+     * dropped), as the other benchmarks' tables do: without it the timing loop and the block statistics
+     * were compiled during the row's own calls. Counted on rank 0: the row alone is 100 timed + 10
+     * skipped barriers (plus the blocks' lining up); with the dry pass at least three times that on
+     * top of the JIT warm-up; with {@code --jit-warmup 0} neither.
+     */
+    @Test
+    void barrierTableRunsAfterTheHarnessDryPass() {
+        for (int warm : new int[] {40, 0}) {
+            java.util.concurrent.atomic.AtomicLong calls = new java.util.concurrent.atomic.AtomicLong();
+            ok(ThreadJob.run(2, Kind.BARRIER, b -> new ThreadJob.Delegating(b) {
+                @Override
+                public void barrier() {
+                    if (b.rank() == 0) {
+                        calls.incrementAndGet();
+                    }
+                    super.barrier();
+                }
+            }, "-i", "100", "-x", "10", "--jit-warmup", Integer.toString(warm)));
+            long n = calls.get();
+            if (warm > 0) {
+                assertTrue(n >= 3 * 110 + warm, "barriers on rank 0 with the dry pass: " + n);
+            } else {
+                assertTrue(n >= 110 && n < 2 * 110, "barriers on rank 0 without warm-ups: " + n);
+            }
+        }
+    }
+
     @Test
     void reduceEverythingOnArraysWithCsv(@TempDir Path dir) throws Exception {
         Path csv = dir.resolve("reduce.csv");
