@@ -520,7 +520,7 @@ public final class Osu {
     /**
      * The table's own code before its first row: the timing loop, the statistics (a sort of every
      * call's time, reductions to rank 0) and the row's formatting, run over every size in a dry
-     * pass (the row's iterations, at most 64 MiB of data per size) whose results are dropped, twice,
+     * pass (the row's iterations, at most 64 MiB of data per size) whose results are dropped, {@link #DRY_ROUNDS} times,
      * then the JIT settles.
      * Without it the JIT compiled them during the first rows (the timing loop reached C2 only at
      * the sixth row), on a core that a spinning rank needs. Barrier's single row ({@code counts}
@@ -538,7 +538,7 @@ public final class Osu {
         if (o.jitWarmup() == 0) {
             return;
         }
-        for (int round = 0; round < 2; round++) {
+        for (int round = 0; round < DRY_ROUNDS; round++) {
             for (int count : counts) {
                 long bytes = (long) count * typeBytes;
                 int iters = (int) Math.max(2, Math.min(o.iterationsFor(bytes), (64L << 20) / Math.max(1L, bytes)));
@@ -551,6 +551,20 @@ public final class Osu {
         }
         jitSettle(backends.get(0));
     }
+
+    /**
+     * {@link #harnessWarmup}'s dry passes. Why four, not two: C2 compiles the timing loop with loop
+     * predicates taken from its profile; a predicate that fails at a block's entry deoptimizes the loop
+     * (an uncommon trap, "profile_predicate" at {@code runBlock}'s loop head in LogCompilation), and after
+     * four such traps C2 recompiles it. A pass took one or two traps, so after two passes the recompile
+     * fell into the first row, on a core a spinning rank needs. OSU port, 2 ranks, Allreduce 64-256 B,
+     * {@code -i 10000 -x 20 -z --compare mpi --blocks 4}, alternating: with two passes the first row's
+     * average 3.1-5.7x its P50 in 4 runs of 4 (Open MPI Java's in the same processes 1.3-2.2x), with four
+     * 1.02-1.07x (1.08-1.11x); with three or four passes 1.04-1.15x in 10 runs of 10; with two passes and
+     * {@code -XX:-UseProfiledLoopPredicate} 1.00-1.08x. Every pass still compiles something (the JIT's
+     * total time grew 7-35 ms per pass through eight passes), so "until a pass compiles nothing" does not end.
+     */
+    static final int DRY_ROUNDS = 4;
 
     /** The statistics of one message size on each backend (valid on rank 0), and the ratio of the first to the second. */
     record Measured(Stats[] stats, double ratio) {
