@@ -533,6 +533,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             throw e;
         }
         java.util.Arrays.fill(callsBy, 0);
+        exchange.readAheads = 0;
         LIVE.add(this);
         if (rank == 0) {
             LOG.info("sharp4j: {}; intra-node {}; inter-node {}; slot {} B, shared buffer {} B; wait {}", topo, tuning,
@@ -927,6 +928,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     public void heated(int calls, int longCalls, long startNanos) {
         heatPending = false;
         java.util.Arrays.fill(callsBy, 0); // the program's calls are counted from here (the counters are diagnostics)
+        exchange.readAheads = 0;
         heatCalls = calls;
         heatLongCalls = longCalls;
         if (calls > 0) {
@@ -1109,6 +1111,14 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     /** Calls (since creation, warm-up excluded) that ran the intra-node algorithm {@code a}. */
     public long calls(IntraNodeAlgorithm a) {
         return callsBy[a.ordinal()];
+    }
+
+    /**
+     * Calls (warm-up excluded) in which this rank, the root of a two-member Reduce, read the leaf's
+     * data before its flag because the leaf had run ahead (ExchangeAlgorithm.runPair, "reads ahead").
+     */
+    public long readAheads() {
+        return exchange.readAheads;
     }
 
     /** The k-nomial radix a tree call of {@code bytes} uses (from the table; the same on every rank). */

@@ -276,13 +276,49 @@ final class ExchangeAlgorithm {
      * Publishing the control line last, waiting for it before the stamps, putting all the data in
      * stamped lines, or gathering the peer's pieces into one buffer for a single fold changed the
      * size of the loss, not its sign.
+     *
+     * <p><b>A Reduce's root reads ahead of a leaf that runs ahead</b> ({@link #leafAheadAt}).
+     * Calls back to back (a loop of Reduces, as OSU's Java benchmarks and most programs' inner
+     * loops make them): the leaf only publishes and goes, so it runs up to {@link ShmLevel#SETS}
+     * - 1 calls ahead, and the root finds each call's data already published. It still reads it in
+     * two serial steps: the leaf's flag line (one transfer), then, once the acquire says the data
+     * is there, its data lines (another). Here, when the leaf's flag of the root's previous call
+     * was already set at the root's first look, the root loads the leaf's data lines of this call
+     * before it even looks at this call's flag: the loads go out together with the flag's, and
+     * one transfer time covers both. The early loads only bring lines into the cache; the values
+     * the fold uses are read again after the acquire (no load moves above an acquire, so none of
+     * the early values can be used). Where the guess is wrong (the leaf is not ahead any more),
+     * the early loads cost the leaf, which is writing those lines, a transfer back per line: so
+     * only on evidence that it was ahead one call before. Only 129-256 B: at 64-128 B it gained
+     * nothing and cost 5-10 ns, above {@link ShmLevel#EXCHANGE_BYTES} the slots rotate over
+     * {@link ShmLevel#SLOT_SETS} sets (the leaf is at most 3 calls ahead) and an earlier variant
+     * there lost. Measured (2026-12-07, OSU-style Reduce through the agent on direct buffers,
+     * {@code mpi/bench/osu-direct-agent.sh reduce float bytebuffer 6} with the build before as
+     * {@code BASE_AGENT}, machine in its slow phase): 256 B P50 (mean over ranks) 0.156-0.206 us
+     * against 0.226-0.245, the root's 0.11-0.20 against 0.23-0.24; x Open MPI Java alone 0.80
+     * against 1.10 (medians of 6 pairs); 64-128 B unchanged. A second series of 6 pairs: better in
+     * 5, 0.93 against 1.10; the root's P50 0.12 where the leaf kept ahead, 0.19-0.42 where it did not
+     * (then the leaf's own stores set the pace, and the root finds the flag unset). In the fast
+     * phase (the two vCPUs on one core) 0.116-0.125 against 0.121-0.125. In lockstep (OSU port
+     * Reduce, a barrier before every call) 256 B 0.29-0.30 us against 0.29-0.32, 3 alternating runs.
      */
     private void runPair(Collective kind, DataType t, Op op, int root, int count, long desc, int radix, long s, int set, int bytes) {
         final ShmLevel sock = e.sock;
         final CallStatus st = e.st;
+        final int peer = 1 - sock.me;
+        final long arrived = ShmLevel.enc(s, ShmLevel.ARRIVED);
+        final boolean readsAhead = kind == Collective.REDUCE && e.rank == root && bytes > READ_AHEAD_ABOVE
+                && bytes <= ShmLevel.EXCHANGE_BYTES;
+        if (readsAhead && leafAheadAt == s - 1) {
+            sock.touch(sock.exchangeOff(set, peer, bytes), bytes); // brings the lines only: see "reads ahead" above
+            readAheads++;
+        }
         e.src.copyIn(sock, sock.exchangeOff(set, sock.me, bytes), t, 0, count);
         sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
-        if (!arrivedClean(sock, e.waiter, set, 1 - sock.me, ShmLevel.enc(s, ShmLevel.ARRIVED), desc)) {
+        if (readsAhead && Flags.acquire(sock.buf, sock.ctl(set, peer) + ShmLevel.STATE) >= arrived) {
+            leafAheadAt = s; // the leaf had published this call before the root looked
+        }
+        if (!arrivedClean(sock, e.waiter, set, peer, arrived, desc)) {
             fold(sock, set, s, desc, count, t, op, 0, radix); // the verdict exactly as run() reaches it
             if (!st.ok()) {
                 throw sock.verdictFailed(set, s, desc, st);
@@ -303,6 +339,19 @@ final class ExchangeAlgorithm {
             Reductions.combine(t, op, out, outOff, sock.buf, peerOff, x, xOff, count);
         }
     }
+
+    /**
+     * The last call (sequence number) at which this rank, the root of a two-member Reduce of
+     * {@link #READ_AHEAD_ABOVE}-{@link ShmLevel#EXCHANGE_BYTES} bytes in {@link #runPair}, found the
+     * leaf's flag already set at its first look; -1 before any. Read and written by this rank's
+     * calling thread only (calls are sequential).
+     */
+    private long leafAheadAt = -1;
+    /** Calls at which {@link #runPair} read a leaf's data ahead (diagnostics, {@link Engine#readAheads}); this rank's thread only. */
+    long readAheads;
+
+    /** A Reduce's root reads a leaf's data ahead ({@link #runPair}) only above this many bytes (more than two lines). */
+    static final int READ_AHEAD_ABOVE = 128;
 
     /**
      * Runs {@link #operandsInPlace} (and through it {@link Payload#overlaps}) over every pair of
