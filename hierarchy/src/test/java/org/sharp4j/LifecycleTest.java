@@ -71,6 +71,94 @@ class LifecycleTest {
         });
     }
 
+    /**
+     * The same with the caller on its lease (Engine's class comment, "The lease"): its first barrier
+     * completes through the compare-and-set and leaves it the lease, so its second enters with plain
+     * stores; the second thread's compare-and-set then succeeds (the state stays IDLE during a leased
+     * call), and only the lease's inside flag, read after the process-wide fence, can turn it away.
+     */
+    @Test
+    void aSecondThreadIsTurnedAwayWhileTheLeaseHolderIsInsideACall() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(org.sharp4j.coll.Engine.leasesAvailable(), "no membarrier: no leases here");
+        CountDownLatch probed = new CountDownLatch(1);
+        CountDownLatch firstDone = new CountDownLatch(1);
+        ThreadRanks.run(2, Config.defaults().withTimeoutNanos(LONG_TIMEOUT), comm -> {
+            if (comm.rank() == 0) {
+                AtomicReference<Throwable> err = new AtomicReference<>();
+                CountDownLatch done = new CountDownLatch(1);
+                long leasedBefore = comm.engine().leasedEntries();
+                Thread caller = new Thread(() -> {
+                    try {
+                        comm.barrier(); // through the compare-and-set: the lease is the caller's
+                        firstDone.countDown();
+                        comm.barrier(); // on the lease, waiting for rank 1
+                    } catch (Throwable e) {
+                        err.set(e);
+                    } finally {
+                        done.countDown();
+                    }
+                }, "holder");
+                caller.start();
+                assertTrue(firstDone.await(60, TimeUnit.SECONDS));
+                Thread.sleep(200); // the holder is inside its second barrier
+                assertEquals(leasedBefore + 1, comm.engine().leasedEntries(), "the holder's second call did not enter on its lease");
+                IllegalStateException e = assertThrows(IllegalStateException.class,
+                        () -> comm.allreduce(new long[] {1}, 0, new long[1], 0, 1, Op.SUM));
+                assertTrue(e.getMessage().contains("two threads at once") && e.getMessage().contains("'holder'"), e.getMessage());
+                probed.countDown();
+                assertTrue(done.await(60, TimeUnit.SECONDS));
+                assertNull(err.get(), "the holder's call must complete normally");
+            } else {
+                comm.barrier();
+                probed.await();
+                comm.barrier();
+            }
+            long[] sum = new long[1];
+            comm.allreduce(new long[] {comm.rank() + 1}, 0, sum, 0, 1, Op.SUM); // still in step; the lease moves back
+            assertArrayEquals(new long[] {3}, sum);
+        });
+    }
+
+    /**
+     * Threads that take turns (each waits for the other's turn to end, as MPI_THREAD_SERIALIZED asks):
+     * the lease follows the thread that calls, every turn's results are right, and all but a turn's
+     * first call enter on the lease.
+     */
+    @Test
+    void theLeaseFollowsTheThreadThatCalls() {
+        final int turns = 6;
+        final int calls = 2_000;
+        ThreadRanks.run(2, Config.defaults().withTimeoutNanos(LONG_TIMEOUT), comm -> {
+            long leasedBefore = comm.engine().leasedEntries();
+            for (int turn = 0; turn < turns; turn++) {
+                AtomicReference<Throwable> err = new AtomicReference<>();
+                final int base = turn * calls;
+                Thread t = new Thread(() -> {
+                    try {
+                        long[] sum = new long[1];
+                        for (int i = 0; i < calls; i++) {
+                            comm.allreduce(new long[] {base + i + comm.rank()}, 0, sum, 0, 1, Op.SUM);
+                            if (sum[0] != 2L * (base + i) + 1) {
+                                throw new AssertionError("rank " + comm.rank() + " call " + (base + i) + ": " + sum[0]);
+                            }
+                        }
+                    } catch (Throwable e) {
+                        err.set(e);
+                    }
+                }, "turn-" + turn);
+                t.start();
+                t.join(60_000);
+                assertNull(err.get());
+            }
+            long leased = comm.engine().leasedEntries() - leasedBefore;
+            if (org.sharp4j.coll.Engine.leasesAvailable()) {
+                assertEquals((long) turns * (calls - 1), leased, "rank " + comm.rank() + ": calls entered on a lease");
+            } else {
+                assertEquals(0, leased);
+            }
+        });
+    }
+
     @Test
     void abortFromAWatchdogEndsItsOwnRanksWaitAtOnce() {
         Throwable[] errs = ThreadRanks.runCollect(2, Config.defaults().withTimeoutNanos(LONG_TIMEOUT), comm -> {
@@ -107,6 +195,45 @@ class LifecycleTest {
                 assertTrue(err.get().getMessage().contains("closed by thread"), String.valueOf(err.get()));
                 assertThrows(IllegalStateException.class, comm::barrier);
             } else {
+                sleep(1_500);
+            }
+        }, 60_000);
+        assertNull(errs[0]);
+    }
+
+    /** The same with the caller inside a call on its lease: the close aborts it and waits for its exit before it frees anything. */
+    @Test
+    void closeFromAnotherThreadDuringALeasedCallEndsItWithoutUnmappingUnderIt() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(org.sharp4j.coll.Engine.leasesAvailable(), "no membarrier: no leases here");
+        Throwable[] errs = ThreadRanks.runCollect(2, Config.defaults().withTimeoutNanos(LONG_TIMEOUT), comm -> {
+            if (comm.rank() == 0) {
+                AtomicReference<Throwable> err = new AtomicReference<>();
+                CountDownLatch done = new CountDownLatch(1);
+                long leasedBefore = comm.engine().leasedEntries();
+                Thread caller = new Thread(() -> {
+                    try {
+                        comm.barrier();
+                        comm.barrier(); // on its lease; rank 1 never comes
+                    } catch (Throwable e) {
+                        err.set(e);
+                    } finally {
+                        done.countDown();
+                    }
+                }, "holder");
+                caller.start();
+                sleep(300);
+                assertEquals(leasedBefore + 1, comm.engine().leasedEntries(), "the second call did not enter on its lease");
+                long t0 = System.nanoTime();
+                comm.close();
+                assertTrue((System.nanoTime() - t0) / 1e9 < 10, "close did not end the call");
+                assertTrue(done.await(10, TimeUnit.SECONDS), "the call did not end after close");
+                assertNotNull(err.get());
+                assertTrue(err.get().getMessage().contains("closed by thread") && err.get().getMessage().contains("'holder'"),
+                        String.valueOf(err.get()));
+                IllegalStateException closed = assertThrows(IllegalStateException.class, comm::barrier);
+                assertTrue(closed.getMessage().contains("closed"), closed.getMessage());
+            } else {
+                comm.barrier();
                 sleep(1_500);
             }
         }, 60_000);
