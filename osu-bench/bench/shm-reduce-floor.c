@@ -34,20 +34,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floor-common.h"
+
 #define CALLS 3000
 
-static double now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-static void pin(int cpu) {
-    cpu_set_t s;
-    CPU_ZERO(&s);
-    CPU_SET(cpu, &s);
-    sched_setaffinity(0, sizeof s, &s);
-}
 
 int main(int argc, char **argv) {
     if (argc != 3 && argc != 4) {

@@ -37,6 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floor-common.h"
+
 #define SETS 32
 #define CTL 128
 #define STRIDE 512
@@ -49,18 +51,6 @@ static int me, peer;
 static uint64_t seq, known; /* this rank's last sequence number; the peer's arrival it last saw */
 static float in[64], out[64];
 
-static inline double now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-static void pin(int cpu) {
-    cpu_set_t s;
-    CPU_ZERO(&s);
-    CPU_SET(cpu, &s);
-    sched_setaffinity(0, sizeof s, &s);
-}
 
 static inline volatile uint64_t *ctl(int set, int m) {
     return (volatile uint64_t *)(base + (set * 2 + m) * CTL);

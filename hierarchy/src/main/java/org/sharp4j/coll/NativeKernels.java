@@ -168,7 +168,7 @@ final class NativeKernels {
     }
 
     /** {@code Module.isNativeAccessEnabled()} (JDK 22+), through reflection: the build is JDK 17. */
-    static boolean nativeAccessEnabled() {
+    private static boolean nativeAccessEnabled() {
         try {
             return (Boolean) Module.class.getMethod("isNativeAccessEnabled").invoke(NativeKernels.class.getModule());
         } catch (ReflectiveOperationException | RuntimeException e) {
