@@ -38,7 +38,6 @@
 
 #define CALLS 3000
 
-
 int main(int argc, char **argv) {
     if (argc != 3 && argc != 4) {
         fprintf(stderr, "usage: %s BYTES MODE [PIECE] (0 copy, 1 copy+flush, 2 non-temporal copy, 3 CMA, 4 split CMA)\n", argv[0]);
