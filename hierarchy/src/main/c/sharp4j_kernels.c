@@ -35,6 +35,8 @@
 #include <string.h>
 #include <errno.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h> /* SYS_membarrier */
+#include <unistd.h>
 #include <sys/uio.h>
 
 /* Element types and ops, in the order of org.sharp4j.DataType and org.sharp4j.Op:
@@ -329,4 +331,20 @@ JNIEXPORT jint JNICALL Java_org_sharp4j_coll_NativeKernels_allowPeerReads(JNIEnv
 #define PR_SET_PTRACER_ANY ((unsigned long)-1)
 #endif
     return prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) == 0 ? 0 : -errno;
+}
+
+/* membarrier(cmd, 0, 0) (Linux 4.14+ for the private expedited commands): its result (the query's
+ * mask of supported commands, or 0), or -errno. ProcessFence's barrier: its callers are rare paths
+ * (a second thread's entry, a close), so a JNI call's tens of nanoseconds do not matter; JNI and not
+ * JNA because this library is loaded anyway and JNA's load costs 100 ms and megabytes of garbage. */
+JNIEXPORT jlong JNICALL Java_org_sharp4j_coll_NativeKernels_membarrier(JNIEnv *env, jclass cls, jint cmd) {
+    (void)env;
+    (void)cls;
+#ifdef SYS_membarrier
+    long r = syscall(SYS_membarrier, (int)cmd, 0u, 0);
+    return r < 0 ? -(jlong)errno : (jlong)r;
+#else
+    (void)cmd;
+    return -(jlong)ENOSYS;
+#endif
 }

@@ -31,10 +31,17 @@ class LifecycleTest {
         CountingOffloadProvider.failNode = -1;
     }
 
-    /** A thread that waits (in a call) until rank 1 joins; meanwhile the test thread probes. */
-    private static Thread inCall(Communicator comm, AtomicReference<Throwable> err, CountDownLatch done) {
+    /**
+     * Rank 0's thread 'caller', which waits (in a barrier) until rank 1 joins; meanwhile the test thread
+     * probes. With {@code leased} it first completes a barrier (rank 1 makes it too: {@link #partner}),
+     * which leaves it the lease (Engine's class comment, "The lease"), so the waiting one is a leased call.
+     */
+    private static Thread inCall(Communicator comm, AtomicReference<Throwable> err, CountDownLatch done, boolean leased) {
         Thread t = new Thread(() -> {
             try {
+                if (leased) {
+                    comm.barrier(); // through the compare-and-set: the lease is the caller's
+                }
                 comm.barrier();
             } catch (Throwable e) {
                 err.set(e);
@@ -46,28 +53,106 @@ class LifecycleTest {
         return t;
     }
 
+    /** Rank 1's side of {@link #inCall}'s first barrier, when leased. */
+    private static void partner(Communicator comm, boolean leased) {
+        if (leased) {
+            comm.barrier();
+        }
+    }
+
+    /** After {@link #inCall} and a pause: the waiting call entered on the lease, when leased. */
+    private static void assertLeased(Communicator comm, long leasedBefore, boolean leased) {
+        if (leased) {
+            assertEquals(leasedBefore + 1, comm.engine().leasedEntries(), "the caller's waiting call did not enter on its lease");
+        }
+    }
+
     @Test
     void aSecondThreadInsideACallGetsAnErrorAndTouchesNothing() {
+        secondThreadTurnedAway(false);
+    }
+
+    /**
+     * The same with the caller on its lease (Engine's class comment, "The lease"): its first barrier
+     * completes through the compare-and-set and leaves it the lease, so its second enters with plain
+     * stores; the second thread's compare-and-set then succeeds (the state stays IDLE during a leased
+     * call), and only the lease's inside flag, read after the process-wide fence, can turn it away.
+     */
+    @Test
+    void aSecondThreadIsTurnedAwayWhileTheLeaseHolderIsInsideACall() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(org.sharp4j.coll.Engine.leasesAvailable(), "no membarrier: no leases here");
+        secondThreadTurnedAway(true);
+    }
+
+    /**
+     * Rank 0's thread 'caller' waits in a barrier (after one completed barrier when {@code leased}: then
+     * on its lease) while rank 0's own thread calls: that call throws, naming the caller, and touches
+     * nothing (both ranks stay in step).
+     */
+    private static void secondThreadTurnedAway(boolean leased) {
         CountDownLatch probed = new CountDownLatch(1);
         ThreadRanks.run(2, Config.defaults().withTimeoutNanos(LONG_TIMEOUT), comm -> {
             if (comm.rank() == 0) {
                 AtomicReference<Throwable> err = new AtomicReference<>();
                 CountDownLatch done = new CountDownLatch(1);
-                inCall(comm, err, done);
-                Thread.sleep(200); // the caller is inside the barrier, waiting for rank 1
+                long leasedBefore = comm.engine().leasedEntries();
+                inCall(comm, err, done, leased);
+                Thread.sleep(300); // the caller is inside the barrier, waiting for rank 1
+                assertLeased(comm, leasedBefore, leased);
                 IllegalStateException e = assertThrows(IllegalStateException.class,
                         () -> comm.allreduce(new long[] {1}, 0, new long[1], 0, 1, Op.SUM));
                 assertTrue(e.getMessage().contains("two threads at once") && e.getMessage().contains("'caller'"), e.getMessage());
                 probed.countDown();
                 assertTrue(done.await(60, TimeUnit.SECONDS));
-                assertNull(err.get(), "the first call must complete normally");
+                assertNull(err.get(), "the caller's call must complete normally");
             } else {
+                partner(comm, leased);
                 probed.await();
                 comm.barrier();
             }
             long[] sum = new long[1];
             comm.allreduce(new long[] {comm.rank() + 1}, 0, sum, 0, 1, Op.SUM); // still in step
             assertArrayEquals(new long[] {3}, sum);
+        });
+    }
+
+    /**
+     * Threads that take turns (each waits for the other's turn to end, as MPI_THREAD_SERIALIZED asks):
+     * the lease follows the thread that calls, every turn's results are right, and all but a turn's
+     * first call enter on the lease.
+     */
+    @Test
+    void theLeaseFollowsTheThreadThatCalls() {
+        final int turns = 6;
+        final int calls = 2_000;
+        ThreadRanks.run(2, Config.defaults().withTimeoutNanos(LONG_TIMEOUT), comm -> {
+            long leasedBefore = comm.engine().leasedEntries();
+            for (int turn = 0; turn < turns; turn++) {
+                AtomicReference<Throwable> err = new AtomicReference<>();
+                final int base = turn * calls;
+                Thread t = new Thread(() -> {
+                    try {
+                        long[] sum = new long[1];
+                        for (int i = 0; i < calls; i++) {
+                            comm.allreduce(new long[] {base + i + comm.rank()}, 0, sum, 0, 1, Op.SUM);
+                            if (sum[0] != 2L * (base + i) + 1) {
+                                throw new AssertionError("rank " + comm.rank() + " call " + (base + i) + ": " + sum[0]);
+                            }
+                        }
+                    } catch (Throwable e) {
+                        err.set(e);
+                    }
+                }, "turn-" + turn);
+                t.start();
+                t.join(60_000);
+                assertNull(err.get());
+            }
+            long leased = comm.engine().leasedEntries() - leasedBefore;
+            if (org.sharp4j.coll.Engine.leasesAvailable()) {
+                assertEquals((long) turns * (calls - 1), leased, "rank " + comm.rank() + ": calls entered on a lease");
+            } else {
+                assertEquals(0, leased);
+            }
         });
     }
 
@@ -95,18 +180,34 @@ class LifecycleTest {
 
     @Test
     void closeFromAnotherThreadDuringACallEndsTheCallWithoutUnmappingUnderIt() {
+        closeDuringACall(false);
+    }
+
+    /** The same with the caller inside a call on its lease: the close aborts it and waits for its exit before it frees anything. */
+    @Test
+    void closeFromAnotherThreadDuringALeasedCallEndsItWithoutUnmappingUnderIt() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(org.sharp4j.coll.Engine.leasesAvailable(), "no membarrier: no leases here");
+        closeDuringACall(true);
+    }
+
+    private static void closeDuringACall(boolean leased) {
         Throwable[] errs = ThreadRanks.runCollect(2, Config.defaults().withTimeoutNanos(LONG_TIMEOUT), comm -> {
             if (comm.rank() == 0) {
                 AtomicReference<Throwable> err = new AtomicReference<>();
                 CountDownLatch done = new CountDownLatch(1);
-                inCall(comm, err, done);
-                sleep(200);
+                long leasedBefore = comm.engine().leasedEntries();
+                inCall(comm, err, done, leased);
+                sleep(300);
+                assertLeased(comm, leasedBefore, leased);
                 comm.close(); // e.g. a shutdown hook: must not unmap while the caller polls the segment
                 assertTrue(done.await(10, TimeUnit.SECONDS), "the call did not end after close");
                 assertNotNull(err.get());
-                assertTrue(err.get().getMessage().contains("closed by thread"), String.valueOf(err.get()));
-                assertThrows(IllegalStateException.class, comm::barrier);
+                assertTrue(err.get().getMessage().contains("closed by thread") && err.get().getMessage().contains("'caller'"),
+                        String.valueOf(err.get()));
+                IllegalStateException closed = assertThrows(IllegalStateException.class, comm::barrier);
+                assertTrue(closed.getMessage().contains("closed"), closed.getMessage());
             } else {
+                partner(comm, leased);
                 sleep(1_500);
             }
         }, 60_000);
@@ -217,6 +318,76 @@ class LifecycleTest {
         java.util.List<String> mapped = java.nio.file.Files.readAllLines(java.nio.file.Paths.get("/proc/self/maps")).stream()
                 .filter(l -> l.contains(seg)).collect(java.util.stream.Collectors.toList());
         assertTrue(mapped.isEmpty(), "still mapped: " + mapped);
+    }
+
+    /**
+     * A collective called from inside another on the same thread (here from the outside-progress callback
+     * that the outer call's wait runs): refused before it touches anything, and the outer call completes.
+     * On a lease the state stays IDLE during the outer call, so only the lease's own inside flag can catch it.
+     */
+    @Test
+    void aCollectiveCalledFromInsideOneOnItsOwnThreadIsRefused() throws Exception {
+        java.util.List<Bootstrap> boots = ThreadBootstrap.group(2, 60_000);
+        AtomicReference<Communicator> self = new AtomicReference<>();
+        AtomicReference<Throwable> nested = new AtomicReference<>();
+        CountDownLatch refused = new CountDownLatch(1);
+        Bootstrap b0 = boots.get(0);
+        Bootstrap calling = new Bootstrap() {
+            @Override public int rank() { return b0.rank(); }
+            @Override public int size() { return b0.size(); }
+            @Override public String jobId() { return b0.jobId(); }
+            @Override public byte[][] allgather(byte[] mine) { return b0.allgather(mine); }
+            @Override public String name() { return "calling"; }
+            @Override public void close() { b0.close(); }
+            @Override public Runnable progress() {
+                return () -> {
+                    Communicator c = self.get();
+                    if (c != null && refused.getCount() > 0) {
+                        try {
+                            c.allreduce(new long[] {1}, 0, new long[1], 0, 1, Op.SUM); // inside the barrier below
+                        } catch (Throwable e) {
+                            nested.set(e);
+                        }
+                        refused.countDown();
+                    }
+                };
+            }
+        };
+        Config cfg = Config.defaults().withTimeoutNanos(LONG_TIMEOUT);
+        AtomicReference<Throwable> err1 = new AtomicReference<>();
+        Thread r1 = new Thread(() -> {
+            try (Communicator c = Sharp4j.create(boots.get(1), cfg)) {
+                c.barrier();
+                assertTrue(refused.await(60, TimeUnit.SECONDS));
+                c.barrier(); // lets rank 0's outer barrier end
+                long[] sum = new long[1];
+                c.allreduce(new long[] {2}, 0, sum, 0, 1, Op.SUM);
+                assertArrayEquals(new long[] {3}, sum);
+            } catch (Throwable e) {
+                err1.set(e);
+            }
+        }, "rank-1");
+        r1.setDaemon(true);
+        r1.start();
+        try (Communicator c0 = Sharp4j.create(calling, cfg)) {
+            c0.barrier(); // both in step; from here this thread's calls are leased (where leases exist)
+            long leasedBefore = c0.engine().leasedEntries();
+            self.set(c0);
+            c0.barrier(); // rank 1 comes only after the callback's call was refused
+            self.set(null);
+            if (org.sharp4j.coll.Engine.leasesAvailable()) {
+                assertEquals(leasedBefore + 1, c0.engine().leasedEntries(), "the outer barrier did not enter on its lease");
+            }
+            assertTrue(nested.get() instanceof IllegalStateException, String.valueOf(nested.get()));
+            if (org.sharp4j.coll.Engine.leasesAvailable()) {
+                assertTrue(nested.get().getMessage().contains("from inside one of its own collectives"), nested.get().getMessage());
+            }
+            long[] sum = new long[1];
+            c0.allreduce(new long[] {1}, 0, sum, 0, 1, Op.SUM); // still in step: the refused call touched nothing
+            assertArrayEquals(new long[] {3}, sum);
+        }
+        r1.join(60_000);
+        assertNull(err1.get());
     }
 
     @Test

@@ -56,8 +56,21 @@ import org.slf4j.LoggerFactory;
  *       compare-and-set IDLE -&gt; BUSY at entry (a second thread gets {@link IllegalStateException}
  *       before touching anything), and a release store BUSY -&gt; IDLE at exit. The exit is not a
  *       compare-and-set because nobody else writes the state while it is BUSY, except a close
- *       from the calling thread itself (below): one locked instruction per call, not two, which is
- *       about a sixth of a small Reduce's cost on a socket.</li>
+ *       from the calling thread itself (below).</li>
+ *   <li><b>The lease.</b> A locked instruction waits until the thread's earlier stores are visible
+ *       everywhere, and a call's last stores are flags a peer polls, a cache-line transfer away: in a
+ *       loop of small Reduces the compare-and-set was the leaf's most expensive instruction. So the
+ *       thread that last entered through the compare-and-set holds a {@code lease} (where
+ *       {@link ProcessFence} works: Linux's membarrier) and enters later calls with plain
+ *       instructions: it stores its lease's {@code inside} = 1, then loads the state (IDLE),
+ *       {@code closeRequested} (false) and {@code lease} (still its own); any other answer, and it
+ *       takes its store back and goes the slow way. The other side of that Dekker pair is rare and
+ *       pays for both: another thread's entry (after its compare-and-set made the state BUSY) and a
+ *       close (after its compare-and-set made it CLOSED) run {@link ProcessFence} and only then read
+ *       {@code inside}; either the holder saw their store, or they see its 1 (then the entry throws
+ *       as above, and the close aborts the call and waits for its exit's release store of 0 before it
+ *       frees anything). An entry that finds the holder outside takes the lease over, under BUSY.
+ *       A close from inside a leased call on its own thread marks the call, whose exit releases.</li>
  *   <li>{@link #abort} may come from any thread at any time: it records its reason (volatile,
  *       which this rank's own waits see at their next failure probe, so a watchdog's abort ends
  *       its own rank's wait too), compare-and-sets the node's abort word (the first giver wins, so
@@ -232,10 +245,38 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     static {
         try {
             STATE = MethodHandles.lookup().findVarHandle(Engine.class, "state", int.class);
+            INSIDE = MethodHandles.lookup().findVarHandle(Lease.class, "inside", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
+
+    /**
+     * A thread's permission to enter without the compare-and-set (class comment, "Who may touch what"), and
+     * whether it is inside a call: {@code inside} is written by that thread only (opaque 1 at entry, release
+     * 0 at exit), and read by others with acquire after a {@link ProcessFence}.
+     */
+    private static final class Lease {
+        final Thread thread;
+        @SuppressWarnings("unused") // through INSIDE
+        private int inside;
+
+        Lease(Thread thread) {
+            this.thread = thread;
+        }
+    }
+
+    private static final VarHandle INSIDE;
+    /**
+     * The lease of the last thread that entered through the compare-and-set, or null (always null where
+     * {@link ProcessFence#AVAILABLE} is false). Written by that thread under BUSY, when no other holder
+     * is inside; read by every entry.
+     */
+    private volatile Lease lease;
+    /** A close from inside a call on its lease, on its own thread: that call's exit releases. That thread only. */
+    private boolean releaseAtExit;
+    /** Calls entered on a lease (diagnostics, {@link #leasedEntries()}); written by the leased thread inside its call. */
+    private long leasedEntries;
 
     /** IDLE, BUSY (a thread is inside a call), CLOSE_PENDING (closed from inside a call by its own thread), CLOSED. */
     @SuppressWarnings("unused") // through STATE
@@ -1113,6 +1154,16 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         return callsBy[a.ordinal()];
     }
 
+    /** Calls entered on a lease, without the compare-and-set (class comment, "The lease"; diagnostics, for tests). */
+    public long leasedEntries() {
+        return leasedEntries;
+    }
+
+    /** Whether calls can enter on a lease here ({@link ProcessFence#AVAILABLE}; for tests). */
+    public static boolean leasesAvailable() {
+        return ProcessFence.AVAILABLE;
+    }
+
     /**
      * Calls (warm-up excluded) in which this rank, the root of a two-member Reduce, read the leaf's
      * data before its flag because the leaf had run ahead (ExchangeAlgorithm.runPair, "reads ahead").
@@ -1261,7 +1312,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
      * the other node leaders fail now instead of at their timeout, and breaks the communicator.
      */
     public void run(Collective kind, DataType type, Op op, int root, int count) {
-        enterCall();
+        final boolean leased = enterCall();
         final long callSeq = seq + 1;
         ArgumentMismatchException earlier = null;
         try {
@@ -1391,7 +1442,7 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             if (flat && sock.me == 0) {
                 Flags.release(node.buf, progressLine + P_DONE, seq); // after the verdict record
             }
-            exitCall();
+            exitCall(leased);
         }
         if (earlier != null) {
             throw earlier; // this call completed (its result is delivered): the error is an earlier call's
@@ -1482,16 +1533,34 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         giveUp(blamed);
     }
 
-    private void enterCall() {
+    /**
+     * Admits this thread to a call (class comment, "Who may touch what"). Returns whether it came in on
+     * its lease, which {@link #exitCall(boolean)} must be told.
+     */
+    private boolean enterCall() {
+        final Lease l = lease;
+        if (l != null && l.thread == Thread.currentThread() && (int) INSIDE.get(l) == 0) { // 1: a call from inside one (enterSlow)
+            INSIDE.setOpaque(l, 1);
+            // Dekker against enterSlow, close and closeNow: this store, then these loads, and no fence between
+            // (ProcessFence: the other side makes both). C2 keeps the opaque store before the acquire loads:
+            // it puts compiler-only barriers around every VarHandle access that has a memory order.
+            if ((int) STATE.getAcquire(this) == IDLE && !closeRequested && lease == l) {
+                leasedEntries++;
+                return true;
+            }
+            INSIDE.setRelease(l, 0); // a close or another thread came first: the slow path says which
+        }
+        enterSlow();
+        return false;
+    }
+
+    private void enterSlow() {
         if (!STATE.compareAndSet(this, IDLE, BUSY)) {
             int st = (int) STATE.getVolatile(this);
             if (st == CLOSED || st == CLOSE_PENDING) {
                 throw new IllegalStateException("communicator is closed");
             }
-            Thread other = busyThread;
-            throw new IllegalStateException("communicator used by two threads at once: thread '" + Thread.currentThread().getName()
-                    + "' called a collective while thread '" + (other == null ? "?" : other.getName())
-                    + "' is inside one (one call at a time per communicator, as MPI_THREAD_SERIALIZED)");
+            throw twoThreads(busyThread);
         }
         if (closeRequested) {
             // a close is waiting for the state to be IDLE (see the class comment): give it back untouched
@@ -1499,13 +1568,53 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             throw new IllegalStateException("communicator is closed");
         }
         Thread t = Thread.currentThread();
+        Lease l = lease;
+        if (l != null && holderInside(l, t)) {
+            STATE.setRelease(this, IDLE);
+            if (l.thread == t) {
+                // its own flag: a collective called from inside one on the same thread (a callback), which the
+                // compare-and-set alone caught while the outer call held BUSY; on a lease the state is IDLE
+                throw new IllegalStateException("communicator used from inside one of its own collectives: thread '" + t.getName()
+                        + "' called a collective while inside one (from a callback of that call?); one call at a time");
+            }
+            throw twoThreads(l.thread);
+        }
+        if (ProcessFence.AVAILABLE && (l == null || l.thread != t)) {
+            lease = new Lease(t); // under BUSY, its holder inside nothing: no leased entry can succeed meanwhile
+        }
         if (busyThread != t) {
             busyThread = t; // only when it changes: a reference store costs a GC barrier (G1: a fence)
         }
     }
 
-    private void exitCall() {
-        if (closeRequested) {
+    /**
+     * Whether lease {@code l}'s holder is inside a call, asked by thread {@code me} after its own store
+     * that a leased entry reads (the state by compare-and-set, or {@code closeRequested}): for another
+     * holder, after a {@link ProcessFence}, so that a holder's entry either saw that store or made its
+     * own visible here.
+     */
+    private static boolean holderInside(Lease l, Thread me) {
+        if (l.thread != me) {
+            ProcessFence.run();
+        }
+        return (int) INSIDE.getAcquire(l) != 0;
+    }
+
+    private IllegalStateException twoThreads(Thread other) {
+        return new IllegalStateException("communicator used by two threads at once: thread '" + Thread.currentThread().getName()
+                + "' called a collective while thread '" + (other == null ? "?" : other.getName())
+                + "' is inside one (one call at a time per communicator, as MPI_THREAD_SERIALIZED)");
+    }
+
+    private void exitCall(boolean leased) {
+        if (leased) {
+            // Release: every access of this call happens-before the acquire of 0 by a closer or a claimer.
+            INSIDE.setRelease(lease, 0); // still this call's lease: nobody replaces a lease whose holder is inside
+            if (releaseAtExit) {
+                releaseAtExit = false; // this thread closed the communicator from inside this call (closeNow)
+                release();
+            }
+        } else if (closeRequested) {
             exitClosing();
         } else {
             // Release: every access of this call happens-before the next entry's or a closer's
@@ -1921,16 +2030,21 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
     public void close() {
         RuntimeException verdict = null;
         if (pendingCount > 0 && broken == null && STATE.compareAndSet(this, IDLE, BUSY)) {
-            // Calls this rank returned from before their arguments were compared: a mismatch among
-            // them must not go unreported, so wait (bounded by the failure probes and the timeout)
-            // until member 0 finished them and look their verdicts up.
-            busyThread = Thread.currentThread();
-            try {
-                verdict = drainPending();
-            } catch (RuntimeException e) {
-                verdict = e;
-            } finally {
-                exitCall();
+            Lease l = lease;
+            if (l != null && holderInside(l, Thread.currentThread())) {
+                STATE.setRelease(this, IDLE); // a call is running on its lease (here: from inside it): closeNow ends it
+            } else {
+                // Calls this rank returned from before their arguments were compared: a mismatch among
+                // them must not go unreported, so wait (bounded by the failure probes and the timeout)
+                // until member 0 finished them and look their verdicts up.
+                busyThread = Thread.currentThread();
+                try {
+                    verdict = drainPending();
+                } catch (RuntimeException e) {
+                    verdict = e;
+                } finally {
+                    exitCall(false);
+                }
             }
         }
         closeNow();
@@ -1948,6 +2062,20 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
             int st = (int) STATE.getVolatile(this);
             if (st == IDLE) {
                 if (STATE.compareAndSet(this, IDLE, CLOSED)) {
+                    // No entry succeeds from here: a slow one's compare-and-set fails, and a leased one sees
+                    // CLOSED, or else its store of inside is visible to holderInside (its Dekker).
+                    Lease l = lease;
+                    if (l != null && holderInside(l, me)) {
+                        if (l.thread == me) {
+                            // inside a call on its lease on this very thread (a callback): the exit releases
+                            releaseAtExit = true;
+                            abort("communicator closed from inside a collective by its own thread '" + me.getName() + "'");
+                            return;
+                        }
+                        if (!awaitLeasedExit(l, me)) {
+                            return; // the JVM is shutting down: nothing is freed (see release)
+                        }
+                    }
                     release();
                     return;
                 }
@@ -1988,6 +2116,27 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         }
     }
 
+    /**
+     * closeNow, once the state is CLOSED and another thread is inside a call on its lease: aborts that
+     * call and waits until it is out (its release store of inside 0), as for a call under BUSY. Returns
+     * false when the JVM is shutting down (then nothing may be freed and nobody waits).
+     */
+    private boolean awaitLeasedExit(Lease l, Thread me) {
+        abort("communicator closed by thread '" + me.getName() + "' while thread '" + l.thread.getName() + "' was inside a collective");
+        if (shuttingDown()) {
+            return false;
+        }
+        long abortedAt = System.nanoTime();
+        while ((int) INSIDE.getAcquire(l) != 0) {
+            if (System.nanoTime() - abortedAt > cfg.timeoutNanos() + 10_000_000_000L) {
+                throw new IllegalStateException("close: thread '" + l.thread.getName() + "' is still inside a collective "
+                        + (System.nanoTime() - abortedAt) / 1_000_000_000L + " s after the close aborted it; its resources stay allocated");
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(50_000L);
+        }
+        return true;
+    }
+
     /** Communicators of this JVM not closed yet, for the shutdown hook below. */
     private static final java.util.Set<Engine> LIVE = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
@@ -1997,8 +2146,12 @@ public final class Engine implements Waiter.FailureProbe, AutoCloseable {
         // timeout. Nothing is closed or unmapped here (see the class comment).
         try {
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                if (ProcessFence.AVAILABLE) {
+                    ProcessFence.run(); // a leased caller's inside store, if made, is visible below
+                }
                 for (Engine e : LIVE) {
-                    if ((int) STATE.getVolatile(e) == BUSY) {
+                    Lease l = e.lease;
+                    if ((int) STATE.getVolatile(e) == BUSY || l != null && (int) INSIDE.getAcquire(l) != 0) {
                         e.abort("the JVM is shutting down (SIGTERM, or System.exit) during " + e.current.name().toLowerCase()
                                 + " #" + e.seq);
                     }

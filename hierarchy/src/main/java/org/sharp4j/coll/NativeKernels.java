@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
  * the k-input fold in one vectorised pass over direct buffers, where the Java kernels either run
  * scalar or stage blocks through arrays ({@link Staging}); and a copy with non-temporal stores
  * ({@link #copyStreaming}), which Java cannot express, for the direct Reduce's large copies; and
- * reads of another process's memory ({@link #readPeer}) for the cma Reduce ({@link PeerReads}). Measured on this project's 2-core VM
+ * reads of another process's memory ({@link #readPeer}) for the cma Reduce ({@link PeerReads}); and
+ * Linux's process-wide barrier ({@link #membarrier}) for {@link ProcessFence}. Measured on this project's 2-core VM
  * (FLOAT SUM, 1 MiB, three direct buffers): 0.17-0.18 ns per element against 0.30 staged on JDK 17
  * and 0.36 on Temurin 25, and 1.5x a plain copy of the operand (a fold moves three streams, a copy
  * two); {@code SlotReduce} (JMH) compares the forms per type and op.
@@ -95,6 +96,9 @@ final class NativeKernels {
 
     /** {@code prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY)}: 0 or {@code -errno} ({@link PeerReads}). */
     static native int allowPeerReads();
+
+    /** {@code membarrier(cmd, 0, 0)}: its result, or {@code -errno} ({@link ProcessFence}). */
+    static native long membarrier(int cmd);
 
     /** Inputs a native fold over several takes at most (the C side's stack array). */
     static final int MAX_INPUTS = 256;

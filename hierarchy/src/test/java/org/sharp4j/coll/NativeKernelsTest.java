@@ -43,6 +43,28 @@ class NativeKernelsTest {
         assertNull(NativeKernels.whyNot);
     }
 
+    /**
+     * Where the kernels are loaded on a Linux with membarrier's private expedited command (4.14+), the
+     * process-wide barrier must be available and work: else every communicator would silently keep its
+     * locked instruction per call (Engine, "The lease") and the lease tests would be skipped.
+     */
+    @Test
+    void theProcessFenceWorksWhereTheKernelsAreLoaded() {
+        assumeTrue(NativeKernels.AVAILABLE, "native kernels not loaded");
+        assumeTrue(System.getProperty("sharp4j.processFence.off") == null, "turned off");
+        String[] v = System.getProperty("os.version").split("[.-]");
+        int major = Integer.parseInt(v[0]);
+        int minor = Integer.parseInt(v[1]);
+        assumeTrue(major > 4 || major == 4 && minor >= 14, "Linux before 4.14: no private expedited membarrier");
+        assertTrue(ProcessFence.AVAILABLE, () -> "not available: " + ProcessFence.UNAVAILABLE_REASON);
+        for (int i = 0; i < 3; i++) {
+            ProcessFence.run(); // throws if the system call fails
+        }
+        long mask = NativeKernels.membarrier(0); // MEMBARRIER_CMD_QUERY
+        assertTrue(mask > 0 && (mask & 8) != 0, "query: " + mask);
+        assertTrue(NativeKernels.membarrier(1 << 30) < 0, "an unknown command must come back as -errno");
+    }
+
     @Test
     void onlyAutoOnLinuxAmd64LoadsThemAndJdk24NeedsNativeAccess() {
         assertNull(NativeKernels.refusal("auto", "Linux", "amd64", 17, false));
