@@ -387,7 +387,17 @@ public final class ShmLevel {
         }
     }
 
-    /** Publishes this member's {@code stage} for {@code seq}: descriptor and status first, flag last (release). */
+    /**
+     * Publishes this member's {@code stage} for {@code seq}: descriptor and status first, flag last (release).
+     *
+     * <p>Tried and dropped (2026-12-07): storing the descriptor and the status only where they differ
+     * from what the line holds (this member's own stores of SETS calls before, which every reader saw
+     * through the acquires since; in a loop of one call they never differ), so that the flag would be
+     * the only store into a line the peer polls. In the C model ({@code shm-small-floor.c barrier}, slow
+     * phase) the two stores cost 0.39-0.44 us P50 against 0.31-0.32 without them and 0.33 with the
+     * comparison; here the OSU port's 2-rank Barrier stayed at 0.34 us either way (4 alternating runs,
+     * 0.57-0.58x Open MPI Java both), so the stores stay unconditional.
+     */
     void publish(int set, int stage, long seq, long desc, CallStatus st) {
         int ctl = ctl(set, me);
         Flags.put(buf, ctl + DESC, desc);
