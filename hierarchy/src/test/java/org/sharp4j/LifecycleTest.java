@@ -16,6 +16,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.sharp4j.bootstrap.Bootstrap;
 import org.sharp4j.bootstrap.ThreadBootstrap;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Who may touch a communicator when (Engine's class comment): concurrent use, abort and close
@@ -53,6 +55,10 @@ class LifecycleTest {
         return t;
     }
 
+    private static void assumeLeases(boolean leased) {
+        org.junit.jupiter.api.Assumptions.assumeTrue(!leased || org.sharp4j.coll.Engine.leasesAvailable(), "no membarrier: no leases here");
+    }
+
     /** Rank 1's side of {@link #inCall}'s first barrier, when leased. */
     private static void partner(Communicator comm, boolean leased) {
         if (leased) {
@@ -67,29 +73,18 @@ class LifecycleTest {
         }
     }
 
-    @Test
-    void aSecondThreadInsideACallGetsAnErrorAndTouchesNothing() {
-        secondThreadTurnedAway(false);
-    }
-
     /**
-     * The same with the caller on its lease (Engine's class comment, "The lease"): its first barrier
-     * completes through the compare-and-set and leaves it the lease, so its second enters with plain
-     * stores; the second thread's compare-and-set then succeeds (the state stays IDLE during a leased
-     * call), and only the lease's inside flag, read after the process-wide fence, can turn it away.
+     * Rank 0's thread 'caller' waits in a barrier while rank 0's own thread calls: that call throws,
+     * naming the caller, and touches nothing (both ranks stay in step). {@code leased}: the caller
+     * first completes a barrier through the compare-and-set, which leaves it the lease (Engine's class
+     * comment, "The lease"), so the waiting barrier enters with plain stores; the second thread's
+     * compare-and-set then succeeds (the state stays IDLE during a leased call), and only the lease's
+     * inside flag, read after the process-wide fence, can turn it away.
      */
-    @Test
-    void aSecondThreadIsTurnedAwayWhileTheLeaseHolderIsInsideACall() {
-        org.junit.jupiter.api.Assumptions.assumeTrue(org.sharp4j.coll.Engine.leasesAvailable(), "no membarrier: no leases here");
-        secondThreadTurnedAway(true);
-    }
-
-    /**
-     * Rank 0's thread 'caller' waits in a barrier (after one completed barrier when {@code leased}: then
-     * on its lease) while rank 0's own thread calls: that call throws, naming the caller, and touches
-     * nothing (both ranks stay in step).
-     */
-    private static void secondThreadTurnedAway(boolean leased) {
+    @ParameterizedTest(name = "leased: {0}")
+    @ValueSource(booleans = {false, true})
+    void aSecondThreadInsideACallGetsAnErrorAndTouchesNothing(boolean leased) {
+        assumeLeases(leased);
         CountDownLatch probed = new CountDownLatch(1);
         ThreadRanks.run(2, Config.defaults().withTimeoutNanos(LONG_TIMEOUT), comm -> {
             if (comm.rank() == 0) {
@@ -178,19 +173,11 @@ class LifecycleTest {
         assertNull(errs[1]);
     }
 
-    @Test
-    void closeFromAnotherThreadDuringACallEndsTheCallWithoutUnmappingUnderIt() {
-        closeDuringACall(false);
-    }
-
-    /** The same with the caller inside a call on its lease: the close aborts it and waits for its exit before it frees anything. */
-    @Test
-    void closeFromAnotherThreadDuringALeasedCallEndsItWithoutUnmappingUnderIt() {
-        org.junit.jupiter.api.Assumptions.assumeTrue(org.sharp4j.coll.Engine.leasesAvailable(), "no membarrier: no leases here");
-        closeDuringACall(true);
-    }
-
-    private static void closeDuringACall(boolean leased) {
+    /** {@code leased}: the caller is inside a call on its lease; the close aborts it and waits for its exit before it frees anything. */
+    @ParameterizedTest(name = "leased: {0}")
+    @ValueSource(booleans = {false, true})
+    void closeFromAnotherThreadDuringACallEndsTheCallWithoutUnmappingUnderIt(boolean leased) {
+        assumeLeases(leased);
         Throwable[] errs = ThreadRanks.runCollect(2, Config.defaults().withTimeoutNanos(LONG_TIMEOUT), comm -> {
             if (comm.rank() == 0) {
                 AtomicReference<Throwable> err = new AtomicReference<>();
@@ -264,22 +251,12 @@ class LifecycleTest {
         AtomicReference<Communicator> self = new AtomicReference<>();
         java.util.concurrent.atomic.AtomicInteger closes = new java.util.concurrent.atomic.AtomicInteger();
         Bootstrap b0 = boots.get(0);
-        Bootstrap closing = new Bootstrap() {
-            @Override public int rank() { return b0.rank(); }
-            @Override public int size() { return b0.size(); }
-            @Override public String jobId() { return b0.jobId(); }
-            @Override public byte[][] allgather(byte[] mine) { return b0.allgather(mine); }
-            @Override public String name() { return "closing"; }
-            @Override public void close() { b0.close(); }
-            @Override public Runnable progress() {
-                return () -> {
-                    Communicator c = self.get();
-                    if (c != null && closes.getAndIncrement() == 0) {
-                        c.close(); // inside the barrier below, on its thread
-                    }
-                };
+        Bootstrap closing = withProgress(b0, "closing", () -> {
+            Communicator c = self.get();
+            if (c != null && closes.getAndIncrement() == 0) {
+                c.close(); // inside the barrier below, on its thread
             }
-        };
+        });
         Config cfg = Config.defaults().withTimeoutNanos(LONG_TIMEOUT);
         AtomicReference<Throwable> err1 = new AtomicReference<>();
         CountDownLatch r0done = new CountDownLatch(1);
@@ -332,27 +309,17 @@ class LifecycleTest {
         AtomicReference<Throwable> nested = new AtomicReference<>();
         CountDownLatch refused = new CountDownLatch(1);
         Bootstrap b0 = boots.get(0);
-        Bootstrap calling = new Bootstrap() {
-            @Override public int rank() { return b0.rank(); }
-            @Override public int size() { return b0.size(); }
-            @Override public String jobId() { return b0.jobId(); }
-            @Override public byte[][] allgather(byte[] mine) { return b0.allgather(mine); }
-            @Override public String name() { return "calling"; }
-            @Override public void close() { b0.close(); }
-            @Override public Runnable progress() {
-                return () -> {
-                    Communicator c = self.get();
-                    if (c != null && refused.getCount() > 0) {
-                        try {
-                            c.allreduce(new long[] {1}, 0, new long[1], 0, 1, Op.SUM); // inside the barrier below
-                        } catch (Throwable e) {
-                            nested.set(e);
-                        }
-                        refused.countDown();
-                    }
-                };
+        Bootstrap calling = withProgress(b0, "calling", () -> {
+            Communicator c = self.get();
+            if (c != null && refused.getCount() > 0) {
+                try {
+                    c.allreduce(new long[] {1}, 0, new long[1], 0, 1, Op.SUM); // inside the barrier below
+                } catch (Throwable e) {
+                    nested.set(e);
+                }
+                refused.countDown();
             }
-        };
+        });
         Config cfg = Config.defaults().withTimeoutNanos(LONG_TIMEOUT);
         AtomicReference<Throwable> err1 = new AtomicReference<>();
         Thread r1 = new Thread(() -> {
@@ -442,5 +409,18 @@ class LifecycleTest {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** {@code b0} under another name, whose waits run {@code progress} (Bootstrap.progress: the outside-progress callback). */
+    private static Bootstrap withProgress(Bootstrap b0, String name, Runnable progress) {
+        return new Bootstrap() {
+            @Override public int rank() { return b0.rank(); }
+            @Override public int size() { return b0.size(); }
+            @Override public String jobId() { return b0.jobId(); }
+            @Override public byte[][] allgather(byte[] mine) { return b0.allgather(mine); }
+            @Override public String name() { return name; }
+            @Override public void close() { b0.close(); }
+            @Override public Runnable progress() { return progress; }
+        };
     }
 }
