@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.sharp4j.bootstrap.Bootstrap;
+import org.sharp4j.coll.Engine;
 import org.sharp4j.bootstrap.ThreadBootstrap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -35,14 +36,16 @@ class LifecycleTest {
 
     /**
      * Rank 0's thread 'caller', which waits (in a barrier) until rank 1 joins; meanwhile the test thread
-     * probes. With {@code leased} it first completes a barrier (rank 1 makes it too: {@link #partner}),
-     * which leaves it the lease (Engine's class comment, "The lease"), so the waiting one is a leased call.
+     * probes. With {@code leased} it first completes two barriers (rank 1 makes them too: {@link #partner}),
+     * the second of which grants it the lease (Engine's class comment, "The lease"), so the waiting one is
+     * a leased call.
      */
     private static Thread inCall(Communicator comm, AtomicReference<Throwable> err, CountDownLatch done, boolean leased) {
         Thread t = new Thread(() -> {
             try {
                 if (leased) {
-                    comm.barrier(); // through the compare-and-set: the lease is the caller's
+                    comm.barrier(); // through the compare-and-set
+                    comm.barrier(); // the second in a row: the caller is granted the lease
                 }
                 comm.barrier();
             } catch (Throwable e) {
@@ -59,9 +62,22 @@ class LifecycleTest {
         org.junit.jupiter.api.Assumptions.assumeTrue(!leased || org.sharp4j.coll.Engine.leasesAvailable(), "no membarrier: no leases here");
     }
 
-    /** Rank 1's side of {@link #inCall}'s first barrier, when leased. */
+    /**
+     * {@link Engine#LEASE_PAYS_AFTER} + 44 Allreduces on the calling thread, which (granted the lease at
+     * its second call at the latest) leaves it a lease that paid: the next thread's first call revokes
+     * it and sets the run a thread needs for a lease back to 2, whatever came before (the set-up's calls).
+     */
+    private static void payingLease(Communicator comm) {
+        long[] sum = new long[1];
+        for (int i = 0; i < Engine.LEASE_PAYS_AFTER + 44; i++) {
+            comm.allreduce(new long[] {comm.rank()}, 0, sum, 0, 1, Op.SUM);
+        }
+    }
+
+    /** Rank 1's side of {@link #inCall}'s first two barriers, when leased. */
     private static void partner(Communicator comm, boolean leased) {
         if (leased) {
+            comm.barrier();
             comm.barrier();
         }
     }
@@ -76,8 +92,8 @@ class LifecycleTest {
     /**
      * Rank 0's thread 'caller' waits in a barrier while rank 0's own thread calls: that call throws,
      * naming the caller, and touches nothing (both ranks stay in step). {@code leased}: the caller
-     * first completes a barrier through the compare-and-set, which leaves it the lease (Engine's class
-     * comment, "The lease"), so the waiting barrier enters with plain stores; the second thread's
+     * first completes two barriers through the compare-and-set, the second of which grants it the lease
+     * (Engine's class comment, "The lease"), so the waiting barrier enters with plain stores; the second thread's
      * compare-and-set then succeeds (the state stays IDLE during a leased call), and only the lease's
      * inside flag, read after the process-wide fence, can turn it away.
      */
@@ -87,22 +103,28 @@ class LifecycleTest {
         assumeLeases(leased);
         CountDownLatch probed = new CountDownLatch(1);
         ThreadRanks.run(2, Config.defaults().withTimeoutNanos(LONG_TIMEOUT), comm -> {
+            if (leased) {
+                payingLease(comm);
+            }
             if (comm.rank() == 0) {
                 AtomicReference<Throwable> err = new AtomicReference<>();
                 CountDownLatch done = new CountDownLatch(1);
-                long leasedBefore = comm.engine().leasedEntries();
-                inCall(comm, err, done, leased);
-                Thread.sleep(300); // the caller is inside the barrier, waiting for rank 1
-                assertLeased(comm, leasedBefore, leased);
-                IllegalStateException e = assertThrows(IllegalStateException.class,
-                        () -> comm.allreduce(new long[] {1}, 0, new long[1], 0, 1, Op.SUM));
-                assertTrue(e.getMessage().contains("two threads at once") && e.getMessage().contains("'caller'"), e.getMessage());
-                probed.countDown();
+                try {
+                    long leasedBefore = comm.engine().leasedEntries();
+                    inCall(comm, err, done, leased);
+                    Thread.sleep(300); // the caller is inside the barrier, waiting for rank 1
+                    assertLeased(comm, leasedBefore, leased);
+                    IllegalStateException e = assertThrows(IllegalStateException.class,
+                            () -> comm.allreduce(new long[] {1}, 0, new long[1], 0, 1, Op.SUM));
+                    assertTrue(e.getMessage().contains("two threads at once") && e.getMessage().contains("'caller'"), e.getMessage());
+                } finally {
+                    probed.countDown(); // also on a failure here: rank 1 must not wait forever
+                }
                 assertTrue(done.await(60, TimeUnit.SECONDS));
                 assertNull(err.get(), "the caller's call must complete normally");
             } else {
                 partner(comm, leased);
-                probed.await();
+                assertTrue(probed.await(60, TimeUnit.SECONDS));
                 comm.barrier();
             }
             long[] sum = new long[1];
@@ -114,41 +136,67 @@ class LifecycleTest {
     /**
      * Threads that take turns (each waits for the other's turn to end, as MPI_THREAD_SERIALIZED asks):
      * the lease follows the thread that calls, every turn's results are right, and all but a turn's
-     * first call enter on the lease.
+     * first two calls enter on the lease (the second is granted it: Engine's class comment, "The lease").
      */
     @Test
     void theLeaseFollowsTheThreadThatCalls() {
-        final int turns = 6;
-        final int calls = 2_000;
         ThreadRanks.run(2, Config.defaults().withTimeoutNanos(LONG_TIMEOUT), comm -> {
-            long leasedBefore = comm.engine().leasedEntries();
-            for (int turn = 0; turn < turns; turn++) {
-                AtomicReference<Throwable> err = new AtomicReference<>();
-                final int base = turn * calls;
-                Thread t = new Thread(() -> {
-                    try {
-                        long[] sum = new long[1];
-                        for (int i = 0; i < calls; i++) {
-                            comm.allreduce(new long[] {base + i + comm.rank()}, 0, sum, 0, 1, Op.SUM);
-                            if (sum[0] != 2L * (base + i) + 1) {
-                                throw new AssertionError("rank " + comm.rank() + " call " + (base + i) + ": " + sum[0]);
-                            }
-                        }
-                    } catch (Throwable e) {
-                        err.set(e);
-                    }
-                }, "turn-" + turn);
-                t.start();
-                t.join(60_000);
-                assertNull(err.get());
-            }
-            long leased = comm.engine().leasedEntries() - leasedBefore;
-            if (org.sharp4j.coll.Engine.leasesAvailable()) {
-                assertEquals((long) turns * (calls - 1), leased, "rank " + comm.rank() + ": calls entered on a lease");
-            } else {
-                assertEquals(0, leased);
-            }
+            final int n = (int) Engine.LEASE_PAYS_AFTER + 1_000; // every lease pays: the next thread is granted at its second call
+            long leased = takeTurns(comm, n, n, n, n, n, n);
+            assertEquals(Engine.leasesAvailable() ? 6L * (n - 2) : 0, leased, "rank " + comm.rank() + ": calls entered on a lease");
         });
+    }
+
+    /**
+     * Threads that take turns every few calls would pay a process-wide barrier per turn to revoke
+     * leases that saved a few compare-and-sets: a lease revoked before it served LEASE_PAYS_AFTER
+     * calls doubles the run of calls the next holder must make first, and one that served more
+     * resets it to 2. The counts follow that rule exactly (a lease granted at a turn's k-th call
+     * serves its calls after the k-th).
+     */
+    @Test
+    void leasesWaitForLongerRunsWhereThreadsTakeTurnsOftenAndComeBackWhenTheyLast() {
+        ThreadRanks.run(2, Config.defaults().withTimeoutNanos(LONG_TIMEOUT), comm -> {
+            // run 2: granted at call 2 (1 leased); revoked having served 1: run 4, nothing; granted at call 4 of 5
+            // (1); revoked having served 1: run 8, nothing; granted at call 8 of n (n - 8); revoked having served
+            // n - 8 >= LEASE_PAYS_AFTER: run 2, granted at call 2 of 3 (1)
+            final int n = (int) Engine.LEASE_PAYS_AFTER + 1_000;
+            long leased = takeTurns(comm, 3, 3, 3, 5, 7, 7, n, 3);
+            assertEquals(Engine.leasesAvailable() ? 1 + 1 + (n - 8) + 1 : 0, leased, "rank " + comm.rank() + ": calls entered on a lease");
+        });
+    }
+
+    /**
+     * {@link #payingLease}, then a new thread per turn making {@code calls[i]} Allreduces, each result
+     * checked; returns the turns' calls entered on a lease.
+     */
+    private static long takeTurns(Communicator comm, int... calls) throws InterruptedException {
+        payingLease(comm);
+        long leasedBefore = comm.engine().leasedEntries();
+        int base = 0;
+        for (int turn = 0; turn < calls.length; turn++) {
+            AtomicReference<Throwable> err = new AtomicReference<>();
+            final int from = base;
+            final int n = calls[turn];
+            Thread t = new Thread(() -> {
+                try {
+                    long[] r = new long[1];
+                    for (int i = from; i < from + n; i++) {
+                        comm.allreduce(new long[] {i + comm.rank()}, 0, r, 0, 1, Op.SUM);
+                        if (r[0] != 2L * i + 1) {
+                            throw new AssertionError("rank " + comm.rank() + " call " + i + ": " + r[0]);
+                        }
+                    }
+                } catch (Throwable e) {
+                    err.set(e);
+                }
+            }, "turn-" + turn);
+            t.start();
+            t.join(60_000);
+            assertNull(err.get());
+            base += n;
+        }
+        return comm.engine().leasedEntries() - leasedBefore;
     }
 
     @Test
@@ -179,6 +227,9 @@ class LifecycleTest {
     void closeFromAnotherThreadDuringACallEndsTheCallWithoutUnmappingUnderIt(boolean leased) {
         assumeLeases(leased);
         Throwable[] errs = ThreadRanks.runCollect(2, Config.defaults().withTimeoutNanos(LONG_TIMEOUT), comm -> {
+            if (leased) {
+                payingLease(comm);
+            }
             if (comm.rank() == 0) {
                 AtomicReference<Throwable> err = new AtomicReference<>();
                 CountDownLatch done = new CountDownLatch(1);
@@ -325,6 +376,7 @@ class LifecycleTest {
         Thread r1 = new Thread(() -> {
             try (Communicator c = Sharp4j.create(boots.get(1), cfg)) {
                 c.barrier();
+                c.barrier();
                 assertTrue(refused.await(60, TimeUnit.SECONDS));
                 c.barrier(); // lets rank 0's outer barrier end
                 long[] sum = new long[1];
@@ -337,7 +389,8 @@ class LifecycleTest {
         r1.setDaemon(true);
         r1.start();
         try (Communicator c0 = Sharp4j.create(calling, cfg)) {
-            c0.barrier(); // both in step; from here this thread's calls are leased (where leases exist)
+            c0.barrier(); // both in step
+            c0.barrier(); // the second call in a row on this thread at the latest grants it the lease (where leases exist)
             long leasedBefore = c0.engine().leasedEntries();
             self.set(c0);
             c0.barrier(); // rank 1 comes only after the callback's call was refused
