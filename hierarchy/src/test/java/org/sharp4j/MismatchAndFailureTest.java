@@ -175,6 +175,54 @@ class MismatchAndFailureTest {
         });
     }
 
+    /**
+     * A Reduce's root publishes no data (ExchangeAlgorithm, "Who returns when"): a peer whose call
+     * would read it (an Allreduce of the same size, or a Reduce that names itself root) must end in
+     * the mismatch, never fold the root's stale or absent exchange area. Sizes of the exchange area
+     * (64 and 256 B: {@code runPair} for buffers, {@code run} for arrays above 64 B), 2 ranks (the
+     * peer is member 0 or member 1) and 4 (the odd rank among leaves that go ahead); the next call
+     * on every rank must be right.
+     */
+    @ParameterizedTest(name = "{0} ranks, root {1}, odd rank {2} ({3}), {4} longs, buffers {5}")
+    @CsvSource({
+        "2,0,1,allreduce,8,true", "2,1,0,allreduce,8,true", "2,0,1,allreduce,32,true", "2,1,0,allreduce,32,false",
+        "2,0,1,allreduce,16,false", "2,0,1,root,8,true", "2,1,0,root,32,true", "2,0,1,root,32,false",
+        "4,0,2,allreduce,32,true", "4,2,0,allreduce,8,true", "4,3,1,root,32,false", "4,1,3,root,16,true"})
+    void aReduceRootsPeerThatWouldReadItsDataEndsWithTheMismatch(int ranks, int root, int odd, String what, int n, boolean buffers) {
+        ThreadRanks.run(ranks, CollectiveCorrectnessTest.EXCHANGE, comm -> {
+            int r = comm.rank();
+            boolean o = r == odd;
+            long[] in = new long[40];
+            long[] out = new long[40];
+            java.nio.ByteBuffer bin = java.nio.ByteBuffer.allocateDirect(320).order(java.nio.ByteOrder.nativeOrder());
+            java.nio.ByteBuffer bout = java.nio.ByteBuffer.allocateDirect(320).order(java.nio.ByteOrder.nativeOrder());
+            int myRoot = o && what.equals("root") ? odd : root;
+            boolean allreduce = o && what.equals("allreduce");
+            boolean goesAhead = !allreduce && r != 0 && r != myRoot;
+            expectMismatch(comm, goesAhead, () -> {
+                if (allreduce && buffers) {
+                    comm.allreduce(bin, 0, bout, 0, n, DataType.LONG, Op.SUM);
+                } else if (allreduce) {
+                    comm.allreduce(in, 0, out, 0, n, Op.SUM);
+                } else if (buffers) {
+                    comm.reduce(bin, 0, bout, 0, n, DataType.LONG, Op.SUM, myRoot);
+                } else {
+                    comm.reduce(in, 0, out, 0, n, Op.SUM, myRoot);
+                }
+            });
+            // the same Reduce on all afterwards, exact at the root
+            for (int i = 0; i < n; i++) {
+                bin.putLong(8 * i, (r + 1L) * (i + 3));
+            }
+            comm.reduce(bin, 0, bout, 0, n, DataType.LONG, Op.SUM, root);
+            if (r == root) {
+                for (int i = 0; i < n; i++) {
+                    assertEquals(ranks * (ranks + 1L) / 2 * (i + 3), bout.getLong(8 * i), "element " + i);
+                }
+            }
+        });
+    }
+
     @Test
     void messageNamesBothCalls() {
         ThreadRanks.run(2, Config.defaults(), comm -> {

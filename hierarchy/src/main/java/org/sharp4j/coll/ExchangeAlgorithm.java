@@ -47,8 +47,9 @@ import org.sharp4j.tuning.Collective;
  * 0 and the root (a <i>leaf</i> here) copies its contribution into its line or slot of set s,
  * publishes ARRIVED and returns: it reads nothing of call s, so it needs no other rank to be
  * scheduled. Member 0 and the root wait for every arrival; the root folds in the bracket above and
- * keeps the result; member 0 only compares the signatures (and on a mismatch publishes RELEASED,
- * for members whose calls took the tree or the tiled algorithm). {@link TreeAlgorithm}'s flat
+ * keeps the result (its own input it publishes nowhere: nobody reads it); member 0 only compares
+ * the signatures (and on a mismatch publishes RELEASED, for members whose calls took the tree or
+ * the tiled algorithm). {@link TreeAlgorithm}'s flat
  * Reduce does the same: a member other than member 0 and the root folds its children, publishes
  * ARRIVED and returns, unless its subtree showed a mismatch (then it waits for member 0's
  * verdict); one that goes copies its input instead of lending its shared buffer.
@@ -180,8 +181,12 @@ final class ExchangeAlgorithm {
             runPair(kind, t, op, root, count, desc, radix, s, set, bytes);
             return;
         }
-        // Phase 1: publish, then read everyone (this rank's own input is read back from its line or shared buffer).
-        if (bytes > 0) {
+        // Phase 1: publish, then read everyone (this rank's own input is read back from its private copy).
+        if (bytes > 0 && kind == Collective.REDUCE && e.flat && e.rank == root) {
+            // A flat Reduce's root publishes no data: nobody reads it (member 0 compares the
+            // signatures only, leaves read nothing; see runPair). Its fold reads the private copy.
+            e.src.copyIn(own, 0, t, 0, count);
+        } else if (bytes > 0) {
             // Always a copy, also from the shared buffer: nothing tells a member when the others have
             // read its input (no release follows the fold), and an in-place result would overwrite it.
             int at = sock.exchangeOff(set, sock.me, bytes);
@@ -261,10 +266,21 @@ final class ExchangeAlgorithm {
      * {@code rig-compare.sh node:2 allreduce 4:256 10000 1} with the two builds alternating, 10
      * and 12 rounds each, per-size medians): 64 B 0.410/0.395 us against 0.435/0.420, 128 B
      * 0.410/0.420 against 0.420/0.430, 256 B 0.420/0.445 against 0.440/0.465; over Open MPI Java
-     * 0.59-0.63x against 0.62-0.68x; 4-32 B and Reduce (10 rounds) unchanged. Skipping a Reduce
-     * root's copy of its operand into its exchange area (nobody reads it) changed nothing (same
-     * command, Reduce, 10 rounds each: 0.51-0.56x Open MPI Java against 0.51-0.55x), so the
-     * root publishes like every member.
+     * 0.59-0.63x against 0.62-0.68x; 4-32 B and Reduce (10 rounds) unchanged.
+     *
+     * <p><b>A Reduce's root publishes no data</b>, here and in {@link #run}, as in
+     * {@link #runInline}: nobody reads it (member 0, when it is not the root, compares the
+     * signatures only; a leaf reads nothing; a peer whose call differs throws on the signature
+     * before it uses any data). In lockstep (the OSU port, a barrier before every call) skipping
+     * that copy changed nothing (2026-12-05, {@code rig-compare.sh}, Reduce, 10 rounds each:
+     * 0.51-0.56x Open MPI Java against 0.51-0.55x); with calls back to back, where the root sets
+     * the pace, it pays (2026-12-07, VM in its slow phase, one experiment build switched by a
+     * property, alternating): {@code mpiapps.BackToBack reduce BYTES 20000 30}, x Open MPI Java
+     * in the same processes, 2 rounds: 128 B 0.62 against 0.64-0.65, 256 B 0.66 against
+     * 0.76-0.77, 64 B 0.36-0.37 against 0.37-0.83 (bimodal); OSU-style through the agent on
+     * direct buffers ({@code mpiapps.OsuDirect reduce float bytebuffer}, 4 rounds), P50 mean over
+     * the ranks 64 B 0.161-0.176 us against 0.170-0.211, 128 B 0.161-0.186 against 0.180-0.211
+     * (Open MPI Java alone 0.206-0.211), 256-512 B within the runs' spread.
      *
      * <p>Tried and dropped (2026-12-06, 2 ranks, Allreduce, {@code rig-compare.sh node:2 allreduce
      * 64:256 10000 1}, both layouts in one build switched by a property, runs alternating): every
@@ -313,7 +329,9 @@ final class ExchangeAlgorithm {
             sock.touch(sock.exchangeOff(set, peer, bytes), bytes); // brings the lines only: see "reads ahead" above
             readAheads++;
         }
-        e.src.copyIn(sock, sock.exchangeOff(set, sock.me, bytes), t, 0, count);
+        if (kind != Collective.REDUCE || e.rank != root) { // a Reduce's root publishes no data (see above)
+            e.src.copyIn(sock, sock.exchangeOff(set, sock.me, bytes), t, 0, count);
+        }
         sock.publish(set, ShmLevel.ARRIVED, s, desc, st);
         if (readsAhead && Flags.acquire(sock.buf, sock.ctl(set, peer) + ShmLevel.STATE) >= arrived) {
             leafAheadAt = s; // the leaf had published this call before the root looked
