@@ -179,7 +179,8 @@ class MismatchAndFailureTest {
      * A Reduce's root publishes no data (ExchangeAlgorithm, "Who returns when"): a peer whose call
      * would read it (an Allreduce of the same size, or a Reduce that names itself root) must end in
      * the mismatch, never fold the root's stale or absent exchange area. Sizes of the exchange area
-     * (64 and 256 B: {@code runPair} for buffers, {@code run} for arrays above 64 B), 2 ranks (the
+     * (64, 128 and 256 B: {@code runPair} for buffers; for arrays {@code runInline} at 64 B and
+     * {@code run} above it, and {@code run} for every form with 4 ranks), 2 ranks (the
      * peer is member 0 or member 1) and 4 (the odd rank among leaves that go ahead); the next call
      * on every rank must be right.
      */
