@@ -4,7 +4,11 @@
  * the other) in C, without the JVM and without any library around it, timed the way OSU's benchmarks time
  * it (a clock read before and after every call), and untimed. See the README, "Benchmarks" ("Where the
  * floor is"): the Barrier here is the floor of sharp4j's Barrier. The Allreduce is not a floor: on
- * 2026-12-07, slow phase, this model's 64-256 B took 0.48-0.53 us P50 where the Java port took 0.38-0.42.
+ * 2026-12-07, slow phase, this model's 64-256 B took 0.48-0.53 us P50 where the Java port took 0.38-0.42
+ * (0.47-0.51 after the fix below). Until 2026-12-07 a rank compared the peer's signature with its own read
+ * back from its published line, which the peer may have fetched by then; ExchangeAlgorithm compares with the
+ * value it holds, and so does this model since: its Barrier went from 0.35-0.43 us to 0.30-0.31 (slow phase).
+ * The back-to-back Reduce in plain Java is osu-bench/bench/JavaReduceFloor.java.
  *
  *   gcc -O2 -o /tmp/shm-small-floor osu-bench/bench/shm-small-floor.c
  *   /tmp/shm-small-floor barrier 0; /tmp/shm-small-floor flags 0; /tmp/shm-small-floor allreduce 64
@@ -79,7 +83,8 @@ static void exchange(int bytes, int reduce) {
     if (bytes > 0 && !(reduce && me == 0)) { /* a Reduce's root publishes no data: nobody reads it */
         memcpy(area(set, me, bytes), in, bytes);
     }
-    c[1] = 0x5157 + bytes; /* signature */
+    const uint64_t sig = 0x5157 + bytes;
+    c[1] = sig;            /* signature */
     c[2] = 0;              /* status */
     __atomic_store_n(&c[0], s, __ATOMIC_RELEASE);
     if (reduce && me == 1) {
@@ -87,7 +92,9 @@ static void exchange(int bytes, int reduce) {
     }
     volatile uint64_t *p = ctl(set, peer);
     await(&p[0], s);
-    if (p[1] != c[1] || p[2] != 0) {
+    /* against this call's signature in a register, as ExchangeAlgorithm compares it: not c[1] read back
+     * from this rank's line, which the peer may have fetched by then (the read-back then costs a transfer) */
+    if (p[1] != sig || p[2] != 0) {
         fprintf(stderr, "mismatch at %lu\n", (unsigned long)s);
         _exit(1);
     }

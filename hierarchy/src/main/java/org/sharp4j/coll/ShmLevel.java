@@ -394,9 +394,12 @@ public final class ShmLevel {
      * from what the line holds (this member's own stores of SETS calls before, which every reader saw
      * through the acquires since; in a loop of one call they never differ), so that the flag would be
      * the only store into a line the peer polls. In the C model ({@code shm-small-floor.c barrier}, slow
-     * phase) the two stores cost 0.39-0.44 us P50 against 0.31-0.32 without them and 0.33 with the
+     * phase) the two stores seemed to cost 0.39-0.44 us P50 against 0.31-0.32 without them and 0.33 with the
      * comparison; here the OSU port's 2-rank Barrier stayed at 0.34 us either way (4 alternating runs,
-     * 0.57-0.58x Open MPI Java both), so the stores stay unconditional.
+     * 0.57-0.58x Open MPI Java both), so the stores stay unconditional. The model's cost was its check, not
+     * the stores: it read its own signature back from its published line (a transfer once the peer fetched
+     * the line), which this class never does; with the stores and without the read-back the model took
+     * 0.30-0.31 us (2026-12-07, README "Where the floor is").
      */
     void publish(int set, int stage, long seq, long desc, CallStatus st) {
         int ctl = ctl(set, me);
