@@ -30,7 +30,8 @@ import java.util.Arrays;
  *   taskset -c 0 java -cp /tmp/jrf JavaReduceFloor 0 $f 16 2000000; wait
  * </pre>
  * (ranks 0 and 1, the shared file: a new name each run, since a file left by a killed run still holds its
- * states (rank 0 removes it at the end), BYTES 4..40 (a multiple of 4), CALLS per
+ * states (rank 0 removes it at the end, also when it gives up: a wait for the peer
+ * ends after 10 s with an exception naming it), BYTES 4..40 (a multiple of 4), CALLS per
  * round, and optionally STORES: that many extra plain stores per call into the process's own memory, on both
  * ranks). Measured 2026-12-07 (this VM in its slow phase, the C ping-pong of one line 0.44-0.60 us), 16 B,
  * alternating with {@code mpiapps.BackToBack reduce 16 20000 20}: this program 0.052-0.058 us per call, sharp4j
@@ -79,10 +80,21 @@ public final class JavaReduceFloor {
         return HEADER + (set * 2 + m) * CTL;
     }
 
+    /** Waits for the peer's word; gives up after 10 s (the peer died or was never started) naming it. */
     private long await(int off, long target) {
         long v;
-        while ((v = (long) LONG.getAcquire(b, off)) < target) {
+        long start = 0;
+        for (int i = 1; (v = (long) LONG.getAcquire(b, off)) < target; i++) {
             Thread.onSpinWait();
+            if ((i & 0xFFFF) == 0) {
+                long now = System.nanoTime();
+                if (start == 0) {
+                    start = now;
+                } else if (now - start > 10_000_000_000L) {
+                    throw new IllegalStateException("rank " + me + ": rank " + peer + " did not reach call " + target
+                            + " within 10 s (not started, or gone)");
+                }
+            }
         }
         return v;
     }
@@ -139,15 +151,20 @@ public final class JavaReduceFloor {
         }
         JavaReduceFloor r = new JavaReduceFloor(b, me, bytes, stores);
         double[] perCall = new double[10];
-        for (int round = 0; round < perCall.length; round++) {
-            long t0 = System.nanoTime();
-            for (int i = 0; i < calls; i++) {
-                r.call();
+        try {
+            for (int round = 0; round < perCall.length; round++) {
+                long t0 = System.nanoTime();
+                for (int i = 0; i < calls; i++) {
+                    r.call();
+                }
+                perCall[round] = (System.nanoTime() - t0) / 1e3 / calls;
             }
-            perCall[round] = (System.nanoTime() - t0) / 1e3 / calls;
+        } finally {
+            if (me == 0) {
+                Files.deleteIfExists(file); // also when the peer never came (the wait's exception)
+            }
         }
         if (me == 0) {
-            Files.deleteIfExists(file);
             for (int i = 0; i < r.n; i++) {
                 if (r.out[i] != 1 + 2 * i) {
                     throw new IllegalStateException("element " + i + ": " + r.out[i] + ", expected " + (1 + 2 * i));
