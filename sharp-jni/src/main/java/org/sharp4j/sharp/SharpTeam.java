@@ -5,6 +5,8 @@ import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One node leader's SHARP context and communicator (the node leaders' team): init, caps, comm init,
@@ -28,6 +30,7 @@ import java.nio.ByteOrder;
  * <p>Not thread-safe: one thread drives a node leader.
  */
 final class SharpTeam implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(SharpTeam.class);
     private static final int O_ROOT;
     private static final int O_S_TYPE;
     private static final int O_S_MEM;
@@ -226,6 +229,12 @@ final class SharpTeam implements AutoCloseable {
         long mr = rc == 0 ? out.getLong(0) : 0L;
         if (rc == 0) {
             REGISTRATIONS.incrementAndGet();
+        }
+        if (LOG.isDebugEnabled()) { // once per region, never per call: the cache above returned before this
+            LOG.debug("{} [0x{}, 0x{}) ({} bytes, {} of buffer [0x{}, 0x{})) for {} bytes at 0x{}: region {} of this leader",
+                    rc == 0 ? "registered" : "registration refused (rc " + rc + ")", Long.toHexString(start), Long.toHexString(stop),
+                    stop - start, side == 0 ? "source" : "result", Long.toHexString(base), Long.toHexString(limit), len,
+                    Long.toHexString(addr), regCount + 1);
         }
         if (regCount == regStart.length) {
             regStart = java.util.Arrays.copyOf(regStart, regCount * 2);
