@@ -13,7 +13,7 @@ import org.sharp4j.mpi.Sharp4jMpi;
 /**
  * Calls back to back, as OSU's Java benchmarks make them (no barrier between calls, the whole loop
  * timed), on sharp4j and on Open MPI's Java bindings in the same processes: blocks of {@code calls}
- * Reduces (root 0) or Allreduces of {@code bytes} bytes of floats from direct buffers, sharp4j's
+ * Reduces (root 0) or Allreduces of {@code bytes} bytes of floats from direct buffers, or Barriers, sharp4j's
  * block then Open MPI's, {@code blocks} times, a barrier of the block's library before each block.
  * Rank 0 prints each block pair's time per call (its own loop: for a Reduce, the root's) and their
  * ratio, then the medians. Why: OSU's Java benchmarks run one library per process, and this VM's
@@ -22,7 +22,7 @@ import org.sharp4j.mpi.Sharp4jMpi;
  * same phase (both change in the same block).
  *
  * <pre>
- * mpirun -np 2 java -cp test-classes:sharp4j-mpi-agent.jar:mpi.jar mpiapps.BackToBack [reduce|allreduce] [bytes] [calls] [blocks]
+ * mpirun -np 2 java -cp test-classes:sharp4j-mpi-agent.jar:mpi.jar mpiapps.BackToBack [reduce|allreduce|barrier] [bytes] [calls] [blocks]
  * </pre>
  * Without the agent: {@code Sharp4jMpi.of} sets sharp4j up on {@code MPI.COMM_WORLD}, and
  * {@code Comm.reduce} stays Open MPI's. The result of the last call of each library is checked (the
@@ -37,7 +37,8 @@ public final class BackToBack {
         int bytes = Args.intAt(args, 1, 64);
         int calls = Args.intAt(args, 2, 50_000);
         int blocks = Args.intAt(args, 3, 60);
-        boolean reduce = Args.isReduce(coll);
+        boolean barrier = coll.equals("barrier");
+        boolean reduce = !barrier && Args.isReduce(coll);
         if (bytes < 4 || bytes % 4 != 0 || calls < 1 || blocks < 1) {
             throw new IllegalArgumentException("bytes must be a positive multiple of 4 and calls and blocks positive, got "
                     + bytes + " " + calls + " " + blocks);
@@ -55,8 +56,8 @@ public final class BackToBack {
         }
         // untimed: both libraries' paths compiled before the first block
         for (int i = 0; i < 4 * calls; i++) {
-            call(c, w, true, reduce, s, r, n);
-            call(c, w, false, reduce, s, r, n);
+            call(c, w, true, barrier, reduce, s, r, n);
+            call(c, w, false, barrier, reduce, s, r, n);
         }
         double[] ours = new double[blocks];
         double[] theirs = new double[blocks];
@@ -64,17 +65,21 @@ public final class BackToBack {
             c.barrier();
             long t0 = System.nanoTime();
             for (int i = 0; i < calls; i++) {
-                call(c, w, true, reduce, s, r, n);
+                call(c, w, true, barrier, reduce, s, r, n);
             }
             ours[b] = (System.nanoTime() - t0) / 1e3 / calls;
-            check(r, n, size, rank, reduce, "sharp4j");
+            if (!barrier) {
+                check(r, n, size, rank, reduce, "sharp4j");
+            }
             w.barrier();
             t0 = System.nanoTime();
             for (int i = 0; i < calls; i++) {
-                call(c, w, false, reduce, s, r, n);
+                call(c, w, false, barrier, reduce, s, r, n);
             }
             theirs[b] = (System.nanoTime() - t0) / 1e3 / calls;
-            check(r, n, size, rank, reduce, "Open MPI");
+            if (!barrier) {
+                check(r, n, size, rank, reduce, "Open MPI");
+            }
         }
         if (rank == 0) {
             StringBuilder out = new StringBuilder(String.format("# %s of %d B, %d ranks, blocks of %d calls back to back; us per call%n"
@@ -91,9 +96,15 @@ public final class BackToBack {
         MPI.Finalize();
     }
 
-    private static void call(Communicator c, Intracomm w, boolean sharp4j, boolean reduce, ByteBuffer s, ByteBuffer r, int n)
-            throws MPIException {
-        if (sharp4j) {
+    private static void call(Communicator c, Intracomm w, boolean sharp4j, boolean barrier, boolean reduce, ByteBuffer s, ByteBuffer r,
+            int n) throws MPIException {
+        if (barrier) {
+            if (sharp4j) {
+                c.barrier();
+            } else {
+                w.barrier();
+            }
+        } else if (sharp4j) {
             if (reduce) {
                 c.reduce(s, 0, r, 0, n, DataType.FLOAT, Op.SUM, 0);
             } else {
