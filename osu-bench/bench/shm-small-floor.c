@@ -11,7 +11,8 @@
  * The back-to-back Reduce in plain Java is osu-bench/bench/JavaReduceFloor.java.
  *
  *   gcc -O2 -o /tmp/shm-small-floor osu-bench/bench/shm-small-floor.c
- *   /tmp/shm-small-floor barrier 0; /tmp/shm-small-floor flags 0; /tmp/shm-small-floor allreduce 64
+ *   /tmp/shm-small-floor barrier 0; /tmp/shm-small-floor setbarrier 0; /tmp/shm-small-floor flags 0
+ *   /tmp/shm-small-floor allreduce 64
  *   /tmp/shm-small-floor reduce 64; /tmp/shm-small-floor pingpong 0
  *
  * Two processes (fork), pinned to CPUs 0 and 1, over one shared mapping laid out as a ShmLevel of two
@@ -20,7 +21,13 @@
  * of 512 bytes. A call of sequence number s, set s mod 32: the reuse gate (the peer arrived at s - 31;
  * read only when not already known), the input into this rank's line or area, signature and status, the
  * state (release); then the peer's state (acquire, PAUSE between polls), its signature and status, its
- * data lines loaded together, and out = x0 + x1 (floats, member order). The Barrier is that without data.
+ * data lines loaded together, and out = x0 + x1 (floats, member order). "setbarrier" is that without data,
+ * sharp4j's Barrier until 2026-12-08; "barrier" is its Barrier since (ExchangeAlgorithm, "The Barrier's own
+ * line"): it publishes on the set's line as before, then the first sequence number of its run of Barriers and
+ * its sequence number on a line of its own (the same line every call), and polls the peer's such line instead
+ * of the peer's line of the set. Slow phase, 2026-12-08, 3 rounds alternating (P50 timed; untimed, calls back
+ * to back): barrier 0.276-0.286 us, 0.27-0.30; setbarrier 0.321-0.325, 0.25-0.27; flags 0.281-0.285,
+ * 0.22-0.25. Two such lines per rank taken in turn (odd and even calls) 0.291-0.296 timed, 0.28-0.29 untimed.
  * As OSU's osu_allreduce, an untimed barrier follows every Allreduce. "reduce" is a Reduce rooted at rank
  * 0 with calls back to back (OSU's Java OSUReduce, the agent's mpiapps.OsuDirect): rank 1, the leaf,
  * publishes and goes (it runs up to 31 calls ahead, held by the reuse gate); the root publishes its state
@@ -107,6 +114,39 @@ static void exchange(int bytes, int reduce) {
     }
 }
 
+/* The Barrier's own line: one per rank after the exchange areas; +0 its latest Barrier's sequence number,
+ * +8 the first of the run of Barriers that ends there. */
+static inline volatile uint64_t *barline(int m) {
+    return (volatile uint64_t *)(base + SETS * 2 * (CTL + STRIDE) + m * CTL);
+}
+
+static uint64_t last_barrier, barrier_run;
+
+static void barrier(void) {
+    uint64_t s = ++seq;
+    int set = (int)(s & (SETS - 1));
+    if (s >= SETS && known < s - SETS + 1) { /* reuse gate */
+        known = await(ctl((int)((s - SETS + 1) & (SETS - 1)), peer), s - SETS + 1);
+    }
+    volatile uint64_t *c = ctl(set, me);
+    const uint64_t sig = 0x5157;
+    c[1] = sig;
+    c[2] = 0;
+    __atomic_store_n(&c[0], s, __ATOMIC_RELEASE);
+    if (last_barrier + 1 != s) barrier_run = s;
+    last_barrier = s;
+    volatile uint64_t *b = barline(me);
+    b[1] = barrier_run;
+    __atomic_store_n(&b[0], s, __ATOMIC_RELEASE);
+    volatile uint64_t *p = barline(peer);
+    await(&p[0], s);
+    if (p[1] > s) { /* the peer's run began after s: its call s was not a Barrier (ExchangeAlgorithm reads the set's line) */
+        fprintf(stderr, "mismatch at %lu\n", (unsigned long)s);
+        _exit(1);
+    }
+    if (known < s) known = s; /* the peer's line of set s is visible with its word */
+}
+
 static void flags(void) {
     uint64_t s = ++seq;
     __atomic_store_n(ctl(0, me), s, __ATOMIC_RELEASE);
@@ -130,8 +170,10 @@ static void call(int kind, int bytes) {
         pingpong();
     } else if (kind == 4) {
         flags();
+    } else if (kind == 0) {
+        barrier();
     } else {
-        exchange(kind == 0 ? 0 : bytes, kind == 3);
+        exchange(kind == 5 ? 0 : bytes, kind == 3);
     }
 }
 
@@ -147,17 +189,17 @@ static double median(double *a, int n) {
 
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: %s barrier|flags|allreduce|reduce|pingpong BYTES (allreduce, reduce: 4..256, a multiple of 4)\n", argv[0]);
+        fprintf(stderr, "usage: %s barrier|setbarrier|flags|allreduce|reduce|pingpong BYTES (allreduce, reduce: 4..256, a multiple of 4)\n", argv[0]);
         return 2;
     }
     int kind = strcmp(argv[1], "barrier") == 0 ? 0 : strcmp(argv[1], "allreduce") == 0 ? 1 : strcmp(argv[1], "pingpong") == 0 ? 2
-            : strcmp(argv[1], "reduce") == 0 ? 3 : strcmp(argv[1], "flags") == 0 ? 4 : -1;
+            : strcmp(argv[1], "reduce") == 0 ? 3 : strcmp(argv[1], "flags") == 0 ? 4 : strcmp(argv[1], "setbarrier") == 0 ? 5 : -1;
     int bytes = atoi(argv[2]);
     if (kind < 0 || ((kind == 1 || kind == 3) && (bytes < 4 || bytes > 256 || bytes % 4 != 0))) {
-        fprintf(stderr, "barrier|flags|allreduce|reduce|pingpong; allreduce and reduce BYTES 4..256, a multiple of 4\n");
+        fprintf(stderr, "barrier|setbarrier|flags|allreduce|reduce|pingpong; allreduce and reduce BYTES 4..256, a multiple of 4\n");
         return 2;
     }
-    size_t level = SETS * 2 * (CTL + STRIDE);
+    size_t level = SETS * 2 * (CTL + STRIDE) + 2 * CTL;
     size_t times = 2 * CALLS * sizeof(double);
     char *m = mmap(NULL, 4096 + level + times, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) {
@@ -179,19 +221,19 @@ int main(int argc, char **argv) {
             }
             for (int i = 0; i < WARM; i++) {
                 call(kind, bytes);
-                if (kind == 1) exchange(0, 0);
+                if (kind == 1) barrier();
             }
             for (int i = 0; i < CALLS; i++) { /* timed as OSU: a clock read on each side of the call */
                 double t0 = now_ns();
                 call(kind, bytes);
                 double t1 = now_ns();
                 t[r * CALLS + i] = t1 - t0;
-                if (kind == 1) exchange(0, 0);
+                if (kind == 1) barrier();
             }
             double t0 = now_ns();
             for (int i = 0; i < CALLS; i++) { /* untimed: the loop's total only */
                 call(kind, bytes);
-                if (kind == 1) exchange(0, 0);
+                if (kind == 1) barrier();
             }
             double untimed = (now_ns() - t0) / CALLS;
             memcpy((void *)&go[1 + r], &untimed, sizeof untimed);
@@ -217,7 +259,7 @@ int main(int argc, char **argv) {
     double u0, u1;
     memcpy(&u0, (void *)&go[1], sizeof u0);
     memcpy(&u1, (void *)&go[2], sizeof u1);
-    printf("%-9s %4d B: timed per call P50 %.3f us P99 %.3f avg %.3f; untimed %.3f us per call (%s)\n", argv[1], kind & 1 ? bytes : 0,
+    printf("%-9s %4d B: timed per call P50 %.3f us P99 %.3f avg %.3f; untimed %.3f us per call (%s)\n", argv[1], kind == 1 || kind == 3 ? bytes : 0,
            mean[CALLS / 2] / 1e3, mean[CALLS * 99 / 100] / 1e3, sum / CALLS / 1e3, (u0 + u1) / 2 / 1e3,
            kind == 1 ? "with an untimed barrier after each call" : kind == 2 ? "a round trip" : "back to back");
     if (kind == 3) {

@@ -137,6 +137,42 @@ class MismatchAndFailureTest {
     }
 
     /**
+     * The Barrier's own line (ExchangeAlgorithm): a Barrier takes a member's Barrier word as its arrival only when
+     * it equals this call's sequence number. Here the late rank's Barrier meets members that made a Reduce at that
+     * call and, when the late rank is member 0, all went on into the next Barrier before it came (the Reduce's
+     * leaves go ahead), so every word it reads is past its call: a Barrier that took "at least" for "equal" would
+     * end without the mismatch on that rank alone. Every rank gets it (the leaves from their next call, as "an
+     * earlier call"), and the communicator stays in step.
+     */
+    @ParameterizedTest(name = "{0} ranks, the Barrier on rank {1}, 200 ms late")
+    @CsvSource({"2,0", "3,0", "4,0", "2,1", "4,2"})
+    void aLateBarrierAmongReducesGetsTheMismatch(int n, int late) {
+        ThreadRanks.run(n, WITH_EXCHANGE.withSimulatedTopology(1, 1), comm -> {
+            int r = comm.rank();
+            long[] in = {r + 1};
+            long[] out = new long[1];
+            comm.barrier();
+            if (r == late) {
+                Thread.sleep(200);
+                ArgumentMismatchException e = assertThrows(ArgumentMismatchException.class, comm::barrier);
+                assertTrue(e.getMessage().contains("different arguments") && !e.getMessage().contains("an earlier call"), e.getMessage());
+                comm.barrier();
+            } else if (r == 0) { // member 0 never goes ahead: it compares the signatures at the call
+                ArgumentMismatchException e = assertThrows(ArgumentMismatchException.class, () -> comm.reduce(in, 0, out, 0, 1, Op.SUM, 0));
+                assertTrue(!e.getMessage().contains("an earlier call"), e.getMessage());
+                comm.barrier();
+            } else { // a leaf: returns at once, into the next Barrier, which ends and then throws the earlier call's mismatch
+                comm.reduce(in, 0, out, 0, 1, Op.SUM, 0);
+                ArgumentMismatchException e = assertThrows(ArgumentMismatchException.class, comm::barrier);
+                assertTrue(e.getMessage().contains("an earlier call"), e.getMessage());
+            }
+            long[] sum = new long[1];
+            comm.allreduce(in, 0, sum, 0, 1, Op.SUM);
+            assertEquals(n * (n + 1L) / 2, sum[0]);
+        });
+    }
+
+    /**
      * Two members of a level (two ranks on a socket, or two sockets' leaders on a node) whose calls
      * differ in size across the two-member exchange's boundaries: 40 B (inline in the flag's line,
      * {@code runInline}) against 64 B (the exchange area; arrays {@code runInline}, buffers

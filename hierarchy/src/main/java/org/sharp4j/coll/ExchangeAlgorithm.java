@@ -77,6 +77,32 @@ import org.sharp4j.tuning.Collective;
  * leaves' data of its call only; changing roots change who reads, not the rule, which counts
  * arrivals, not roles.
  *
+ * <p><b>The Barrier's own line.</b> A Barrier on the flat exchange publishes as every call does (state,
+ * signature and status on the line of its set), then its sequence number s in its Barrier word
+ * ({@link ShmLevel#barrierWord}: one fixed line per member, release), beside it the first sequence
+ * number of the run of consecutive such Barriers that s ends (stored before it), and waits
+ * for each other member's Barrier word instead of polling that member's line of the set. Only these
+ * Barriers write the two words, each its own sequence number: a member whose word is at least s and
+ * whose run began at s or earlier made a Barrier at s (every Barrier has the same signature, a flat
+ * one a clean status), and its line of set s is visible with the word, so the lean verdict would
+ * have passed, and "observed every arrival at s" holds for the reuse rule and the pending verdicts as
+ * before. The run is what lets a member that already went on into the next Barrier count (calls back
+ * to back); a word past s alone would not say that call s was a Barrier (calls that differ, then a
+ * leaf's Reduces, then a Barrier: MismatchAndFailureTest, "a late Barrier among Reduces"). A word
+ * below s after a few polls ({@link Waiter#glance}), or a run that began after s, sends this member
+ * to the set's line and the verdict as before, so a mismatch, a late or dead peer and the timeout
+ * are handled there.
+ *
+ * <p>Why: a reader that polls one fixed line finds the writer's store sooner than one that polls a
+ * new line each call. The protocol in C (osu-bench/bench/shm-small-floor.c, 2 processes, same
+ * minutes, slow phase, 3 rounds alternating, P50): the Barrier over the sets' lines 0.321 us, with
+ * this word 0.286-0.291 (set line first or the word first alike), the least barrier (one word per
+ * rank and nothing else) 0.285. In Java, 2026-12-08, slow phase, 2 ranks, the OSU port ({@code OsuBarrier
+ * --compare mpi -i 100000 -z -f}) alternating with the build before and OMB's C {@code osu_barrier}: P50
+ * 0.28-0.31 us against 0.32-0.34 (8 rounds), OMB C 0.45 (0.62-0.69x against 0.71-0.76x); OSU's Java
+ * OSUBarrier through the agent, calls back to back, 0.34-0.39 against 0.37-0.40 (4 pairs); 4 and 8 ranks
+ * on 2 cores the same (no spinning there: one look, then the set's line).
+ *
  * <p><b>The verdict.</b> Every member that waits for the others compares every signature against
  * member 0's (the first differing member in member order): member 0 and the root of a Reduce,
  * every member of the other calls, so all that throw throw the same. Member 0 never goes ahead, so
@@ -109,6 +135,10 @@ final class ExchangeAlgorithm {
      * have fetched by then (a read back then costs a cache-line transfer per line; see runInline).
      */
     private final Payload.Views own;
+    /** This rank's latest Barrier on the flat exchange (its sequence number), for the run start beside its Barrier word. */
+    private long lastBarrier = -1;
+    /** The first sequence number of the run of such Barriers that {@link #lastBarrier} ends. */
+    private long barrierRun;
     /**
      * Private operands and results of {@link InlineData#fold2}, up to {@link #PAIR_BYTES} each: this
      * rank's contribution as it published it, the peer's as read from its line or slot, and the result.
@@ -491,6 +521,22 @@ final class ExchangeAlgorithm {
         Flags.put(line, ctl + ShmLevel.STATUS, 0); // st.reset() then st.writeTo, as in run()
         final long arrived = ShmLevel.enc(s, ShmLevel.ARRIVED);
         Flags.release(line, ctl + ShmLevel.STATE, arrived);
+        final boolean barrier = kind == Collective.BARRIER;
+        if (barrier) {
+            final int bw = sock.barrierWord(me);
+            // The run's start: kept when the previous sequence number was this rank's Barrier, else s.
+            // Without a branch (a mask), and stored every call (the word's line, which this store
+            // owns anyway): a branch taken only when a run begins would be compiled as a trap when the
+            // profile saw only long runs, and deoptimize runInline at the next new run.
+            final long d = lastBarrier + 1 - s;
+            final long newRun = (d | -d) >> 63; // -1 when the previous call was not this rank's Barrier
+            barrierRun = (barrierRun & ~newRun) | (s & newRun);
+            lastBarrier = s;
+            Flags.put(line, bw + ShmLevel.BAR_RUN, barrierRun);
+            // Release: after the run's start and this call's state, signature and status on the set's line
+            // (and everything before them); a member that acquires s here may take them as read.
+            Flags.release(line, bw, s);
+        }
         e.progressSeq(s);
         final CallStatus st = e.st;
         st.reset();
@@ -502,7 +548,7 @@ final class ExchangeAlgorithm {
         final int q = sock.members;
         boolean clean = true;
         for (int m = 0; m < q; m++) {
-            if (m != me) {
+            if (m != me && !(barrier && sawBarrier(line, w, sock.barrierWord(m), s))) { // class comment, "The Barrier's own line"
                 clean &= arrivedClean(sock, w, set, m, arrived, desc);
             }
         }
@@ -526,6 +572,17 @@ final class ExchangeAlgorithm {
                 e.dst.copyOutFrom(accViews, t, count);
             }
         }
+    }
+
+    /**
+     * Whether the member whose Barrier word is at {@code bw} made a Barrier on the flat exchange at call
+     * {@code s}: its latest such Barrier is at s or later (acquire) and the run of them that ends there
+     * began at s or earlier (read after the acquire, so that run's start or a later run's, which would
+     * begin after the latest and say no). Class comment, "The Barrier's own line".
+     */
+    private static boolean sawBarrier(ByteBuffer line, Waiter w, int bw, long s) {
+        final long target = s + w.unreachableEveryOther(); // s, but out of reach every other time in the heating
+        return w.glance(line, bw, target) >= target && Flags.plain(line, bw + ShmLevel.BAR_RUN) <= s;
     }
 
     /**

@@ -27,6 +27,9 @@ import org.sharp4j.shm.Waiter;
  *                        line 1: +64 mismatch desc A  +72 mismatch desc B (error path only)
  *                                +80..120 released data (40 B): member 0's result when it releases
  *                                a call whose input still sits in line 0 (the exchange)
+ *   bar[m]             128 B per member: +0 the sequence number of its latest Barrier on the flat exchange,
+ *                      +8 the first of the run of such Barriers that ends there (ExchangeAlgorithm, "The
+ *                      Barrier's own line")
  *   progress[j]        128 B per local rank (slow path and diagnostics, but +40): +0 pid, +8 last collective
  *                      entered, +16 global rank it waits for (-1: none), +24 heartbeat (nanoTime of its
  *                      latest failure probe while waiting), +32 last call finished (flat member 0),
@@ -204,6 +207,7 @@ public final class ShmLevel {
     final int sharedBytes;
     final int progressLines;
     private final int ctlBase;
+    private final int barBase;
     private final int progressBase;
     private final int xdataBase;
     private final int xresultBase;
@@ -228,7 +232,8 @@ public final class ShmLevel {
         this.sharedBytes = sharedBytes;
         this.progressLines = progressLines;
         this.ctlBase = HEADER;
-        this.progressBase = ctlBase + SETS * members * CTL;
+        this.barBase = ctlBase + SETS * members * CTL;
+        this.progressBase = barBase + members * CTL;
         this.xdataBase = roundUp(progressBase + progressLines * CTL, PAGE);
         this.xresultBase = xdataBase + SETS * members * EXCHANGE_STRIDE;
         this.slotBase = roundUp(xresultBase + SETS * EXCHANGE_STRIDE, PAGE);
@@ -256,7 +261,7 @@ public final class ShmLevel {
 
     /** Bytes of a segment for this layout; slot and shared sizes must be page multiples. */
     static long size(int members, int slotBytes, int sharedBytes, int progressLines) {
-        long progressBase = HEADER + (long) SETS * members * CTL;
+        long progressBase = HEADER + (long) SETS * members * CTL + (long) members * CTL;
         long xresultBase = (progressBase + (long) progressLines * CTL + PAGE - 1) / PAGE * PAGE + (long) SETS * members * EXCHANGE_STRIDE;
         long slotBase = (xresultBase + (long) SETS * EXCHANGE_STRIDE + PAGE - 1) / PAGE * PAGE;
         return slotBase + (long) SLOT_SETS * members * slotBytes + (long) SLOT_SETS * slotBytes + (long) members * sharedBytes;
@@ -283,6 +288,14 @@ public final class ShmLevel {
     int ctl(int set, int m) {
         return ctlBase + (set * members + m) * CTL;
     }
+
+    /** Member {@code m}'s Barrier word: the sequence number of its latest Barrier on the flat exchange (one writer, m). */
+    int barrierWord(int m) {
+        return barBase + m * CTL;
+    }
+
+    /** Beside it ({@code barrierWord(m) + BAR_RUN}): the first sequence number of the run of such Barriers that ends there. */
+    static final int BAR_RUN = 8;
 
     /** The set of call {@code seq}. */
     static int set(long seq) {
